@@ -1,0 +1,160 @@
+# perfgate: a plain GNU Makefile (see README.md).
+#
+#   make                 build both daemons into $(BUILD)/
+#   make check           unit tests, the same under ASan+UBSan, integration tests
+#   make DEVELOPER=1     warnings are errors
+#   make SANITIZE=address,undefined   build with sanitizers (into build/san)
+#   make install PREFIX=/usr DESTDIR=/tmp/stage
+
+VERSION := 0.1.0
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= $(PREFIX)/etc
+DATADIR ?= $(PREFIX)/share
+LOCALSTATEDIR ?= /var/lib
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+PKG_CONFIG ?= pkg-config
+PKGS := libcurl libgit2 libssh libcjson sqlite3 libmicrohttpd
+
+ifdef SANITIZE
+BUILD ?= build/san
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD ?= build
+SAN_FLAGS :=
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wvla -Wundef -Wimplicit-fallthrough -Wno-unused-parameter
+ifeq ($(DEVELOPER),1)
+WARN += -Werror
+endif
+
+PATH_DEFS := -DPG_VERSION='"$(VERSION)"' -DPG_SYSCONFDIR='"$(SYSCONFDIR)"' \
+	-DPG_DATADIR='"$(DATADIR)"' -DPG_LOCALSTATEDIR='"$(LOCALSTATEDIR)"'
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+ALL_CFLAGS := -std=c11 -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) $(SAN_FLAGS) \
+	$(PATH_DEFS) -Ilib -Ipatches -Icontroller -Iagent $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
+LIBS := $(PKG_LIBS) -lpthread -lm
+
+LIB_SRC := $(wildcard lib/*.c patches/*.c)
+CTL_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
+AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIB_A := $(BUILD)/libperfgate.a
+CTL_A := $(BUILD)/libcontroller.a
+AGENT_A := $(BUILD)/libagent.a
+CONTROLLER := $(BUILD)/perfgate-controller
+AGENT := $(BUILD)/perfgate-agent
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+.SECONDARY:
+
+.PHONY: all deps check unit integration lint install uninstall demo bench clean
+
+all: $(CONTROLLER) $(AGENT)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(call obj,$(LIB_SRC))
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(CTL_A): $(call obj,$(CTL_SRC))
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(AGENT_A): $(call obj,$(AGENT_SRC))
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(CONTROLLER): $(call obj,controller/main.c) $(CTL_A) $(LIB_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+$(AGENT): $(call obj,agent/main.c) $(AGENT_A) $(LIB_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: $(call obj,tests/unit/%.c) $(CTL_A) $(AGENT_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
+$(BUILD)/tests/tools/%: $(call obj,tests/tools/%.c) $(CTL_A) $(AGENT_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/bench/%: $(call obj,bench/%.c) $(CTL_A) $(AGENT_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# Debian packages for the build, the tests and the demo (idempotent).
+deps:
+	./tests/deps.sh
+
+# The README's test command.
+check: lint
+	$(MAKE) unit
+	$(MAKE) SANITIZE=address,undefined unit
+	$(MAKE) integration
+
+unit: $(UNIT_BINS)
+	./tests/run-unit.sh $(UNIT_BINS)
+
+integration: all $(TOOL_BINS)
+	./tests/integration/run.sh $(abspath $(BUILD))
+
+# Functions we never call (after curl's banned list): unbounded string
+# writes, unchecked number parsing, and shell strings.
+BANNED := sprintf|vsprintf|strcpy|strcat|gets|atoi|atol|atof|system|popen|strtok
+lint:
+	@if grep -nE '\<($(BANNED))[[:space:]]*\(' $(LIB_SRC) $(CTL_SRC) $(AGENT_SRC) \
+	    controller/main.c agent/main.c; then \
+		echo "lint: banned function used (see Makefile BANNED)"; exit 1; \
+	fi
+	@echo "lint: no banned functions"
+
+bench: $(BENCH_BINS)
+	./bench/run.sh $(BENCH_BINS)
+
+demo:
+	./tests/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/perfgate \
+		$(DESTDIR)$(DATADIR)/perfgate/profiles $(DESTDIR)$(DATADIR)/perfgate/web \
+		$(DESTDIR)$(UNITDIR)
+	install -m 755 $(CONTROLLER) $(AGENT) $(DESTDIR)$(BINDIR)/
+	install -m 644 profiles/*.json $(DESTDIR)$(DATADIR)/perfgate/profiles/
+	cp -R web/. $(DESTDIR)$(DATADIR)/perfgate/web/
+	for f in controller agent; do \
+		sed -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@LOCALSTATEDIR@|$(LOCALSTATEDIR)|g' \
+			etc/$$f.json.in > $(BUILD)/$$f.json && \
+		if [ ! -e $(DESTDIR)$(SYSCONFDIR)/perfgate/$$f.json ]; then \
+			install -m 640 $(BUILD)/$$f.json $(DESTDIR)$(SYSCONFDIR)/perfgate/$$f.json; \
+		fi; \
+		sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+			-e 's|@LOCALSTATEDIR@|$(LOCALSTATEDIR)|g' \
+			etc/perfgate-$$f.service.in > $(BUILD)/perfgate-$$f.service && \
+		install -m 644 $(BUILD)/perfgate-$$f.service $(DESTDIR)$(UNITDIR)/; \
+	done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/perfgate-controller $(DESTDIR)$(BINDIR)/perfgate-agent \
+		$(DESTDIR)$(UNITDIR)/perfgate-controller.service $(DESTDIR)$(UNITDIR)/perfgate-agent.service
+	rm -rf $(DESTDIR)$(DATADIR)/perfgate
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

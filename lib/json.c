@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+#include "json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+
+int pg_json_parse(const char *text, size_t len, cJSON **out, struct pg_err *err)
+{
+	cJSON *root;
+	const char *end = NULL;
+
+	*out = NULL;
+	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	if (!root) {
+		size_t line = 1, col = 1;
+		const char *p;
+
+		/* cJSON reports where it stopped only through the end pointer
+		 * (its global error pointer is not thread-safe). */
+		if (!end || end < text || end > text + len)
+			end = text;
+		for (p = text; p < end; p++) {
+			if (*p == '\n') {
+				line++;
+				col = 1;
+			} else {
+				col++;
+			}
+		}
+		if (len == 0)
+			return pg_err_set(err, PG_EINVAL, "invalid JSON: empty document");
+		return pg_err_set(err, PG_EINVAL, "invalid JSON at line %zu, column %zu", line, col);
+	}
+	*out = root;
+	return 0;
+}
+
+int pg_json_parse_file(const char *path, size_t max, cJSON **out, struct pg_err *err)
+{
+	struct pg_buf b = PG_BUF_INIT(max);
+	char chunk[8192];
+	int fd, rc = -1;
+	ssize_t n;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pg_err_errno(err, "open '%s'", path);
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			pg_err_errno(err, "read '%s'", path);
+			goto out;
+		}
+		if (pg_buf_add(&b, chunk, (size_t)n) < 0) {
+			if (errno == E2BIG)
+				pg_err_set(err, PG_ETOOBIG, "'%s': larger than %zu bytes", path, max);
+			else
+				pg_err_errno(err, "read '%s'", path);
+			goto out;
+		}
+	}
+	if (pg_json_parse(pg_buf_str(&b), b.len, out, err) < 0) {
+		pg_err_prefix(err, "%s", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	close(fd);
+	pg_buf_release(&b);
+	return rc;
+}
+
+const char *pg_json_type_name(const cJSON *item)
+{
+	if (!item)
+		return "nothing";
+	if (cJSON_IsString(item))
+		return "a string";
+	if (cJSON_IsNumber(item))
+		return "a number";
+	if (cJSON_IsBool(item))
+		return "a boolean";
+	if (cJSON_IsNull(item))
+		return "null";
+	if (cJSON_IsArray(item))
+		return "an array";
+	if (cJSON_IsObject(item))
+		return "an object";
+	return "an invalid value";
+}
+
+/* Look up key; 1 found, 0 absent and optional, -1 absent and required. */
+static int json_lookup(const cJSON *obj, const char *key, bool required,
+		       const cJSON **item, struct pg_err *err)
+{
+	if (!cJSON_IsObject(obj))
+		return pg_err_set(err, PG_EINVAL, "field '%s': parent is %s, not an object",
+				  key, pg_json_type_name(obj));
+	*item = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (*item)
+		return 1;
+	if (required)
+		return pg_err_set(err, PG_EINVAL, "field '%s': missing", key);
+	return 0;
+}
+
+static int json_wrong_type(const char *key, const char *want, const cJSON *item,
+			   struct pg_err *err)
+{
+	return pg_err_set(err, PG_EINVAL, "field '%s': expected %s, got %s", key, want,
+			  pg_json_type_name(item));
+}
+
+int pg_json_get_string(const cJSON *obj, const char *key, bool required,
+		       const char **out, struct pg_err *err)
+{
+	const cJSON *item;
+	int rc = json_lookup(obj, key, required, &item, err);
+
+	if (rc <= 0)
+		return rc;
+	if (!cJSON_IsString(item) || !item->valuestring)
+		return json_wrong_type(key, "a string", item, err);
+	*out = item->valuestring;
+	return 1;
+}
+
+int pg_json_get_double(const cJSON *obj, const char *key, bool required,
+		       double min, double max, double *out, struct pg_err *err)
+{
+	const cJSON *item;
+	int rc = json_lookup(obj, key, required, &item, err);
+
+	if (rc <= 0)
+		return rc;
+	if (!cJSON_IsNumber(item))
+		return json_wrong_type(key, "a number", item, err);
+	if (!isfinite(item->valuedouble) || item->valuedouble < min || item->valuedouble > max)
+		return pg_err_set(err, PG_EINVAL, "field '%s': %g is out of range [%g, %g]",
+				  key, item->valuedouble, min, max);
+	*out = item->valuedouble;
+	return 1;
+}
+
+int pg_json_get_int(const cJSON *obj, const char *key, bool required,
+		    int64_t min, int64_t max, int64_t *out, struct pg_err *err)
+{
+	const cJSON *item;
+	double v;
+	int rc = json_lookup(obj, key, required, &item, err);
+
+	if (rc <= 0)
+		return rc;
+	if (!cJSON_IsNumber(item))
+		return json_wrong_type(key, "an integer", item, err);
+	v = item->valuedouble;
+	/* cJSON keeps numbers as doubles; integers beyond 2^53 are not exact. */
+	if (!isfinite(v) || v != floor(v) || fabs(v) > 9007199254740992.0)
+		return pg_err_set(err, PG_EINVAL, "field '%s': %g is not an integer", key, v);
+	if (v < (double)min || v > (double)max)
+		return pg_err_set(err, PG_EINVAL,
+				  "field '%s': %lld is out of range [%lld, %lld]", key,
+				  (long long)v, (long long)min, (long long)max);
+	*out = (int64_t)v;
+	return 1;
+}
+
+int pg_json_get_bool(const cJSON *obj, const char *key, bool required,
+		     bool *out, struct pg_err *err)
+{
+	const cJSON *item;
+	int rc = json_lookup(obj, key, required, &item, err);
+
+	if (rc <= 0)
+		return rc;
+	if (!cJSON_IsBool(item))
+		return json_wrong_type(key, "a boolean", item, err);
+	*out = cJSON_IsTrue(item);
+	return 1;
+}
+
+int pg_json_get_object(const cJSON *obj, const char *key, bool required,
+		       const cJSON **out, struct pg_err *err)
+{
+	const cJSON *item;
+	int rc = json_lookup(obj, key, required, &item, err);
+
+	if (rc <= 0)
+		return rc;
+	if (!cJSON_IsObject(item))
+		return json_wrong_type(key, "an object", item, err);
+	*out = item;
+	return 1;
+}
+
+int pg_json_get_array(const cJSON *obj, const char *key, bool required,
+		      const cJSON **out, struct pg_err *err)
+{
+	const cJSON *item;
+	int rc = json_lookup(obj, key, required, &item, err);
+
+	if (rc <= 0)
+		return rc;
+	if (!cJSON_IsArray(item))
+		return json_wrong_type(key, "an array", item, err);
+	*out = item;
+	return 1;
+}
+
+int pg_json_check_keys(const cJSON *obj, const char *const *allowed, struct pg_err *err)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, obj) {
+		const char *const *a;
+
+		for (a = allowed; *a; a++)
+			if (item->string && strcmp(item->string, *a) == 0)
+				break;
+		if (!*a)
+			return pg_err_set(err, PG_EINVAL, "field '%s': unknown field",
+					  item->string ? item->string : "?");
+	}
+	return 0;
+}
+
+char *pg_json_print(const cJSON *item, bool pretty)
+{
+	return pretty ? cJSON_Print(item) : cJSON_PrintUnformatted(item);
+}
