@@ -41,7 +41,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 ALL_CFLAGS := -std=c11 -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) $(SAN_FLAGS) \
-	$(PATH_DEFS) -Ilib -Ipatches -Icontroller -Iagent $(PKG_CFLAGS) -MMD -MP
+	$(PATH_DEFS) -iquote lib -iquote patches -iquote controller -iquote agent $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 LIBS := $(PKG_LIBS) -lpthread -lm
 
@@ -65,11 +65,17 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .SECONDARY:
 
-.PHONY: all deps check unit integration lint install uninstall demo bench clean
+.PHONY: FORCE all deps check unit integration lint install uninstall demo bench clean
 
 all: $(CONTROLLER) $(AGENT)
 
-$(BUILD)/obj/%.o: %.c
+# Rebuild everything when the flags change (a new PREFIX changes the
+# compiled-in default paths), as git does with GIT-CFLAGS.
+$(BUILD)/CFLAGS: FORCE
+	$(shell mkdir -p $(BUILD))$(file >$@.new,$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS))
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/CFLAGS
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -100,7 +106,7 @@ $(BUILD)/bench/%: $(call obj,bench/%.c) $(CTL_A) $(AGENT_A) $(LIB_A)
 
 # Debian packages for the build, the tests and the demo (idempotent).
 deps:
-	./tests/deps.sh
+	./scripts/deps.sh
 
 # The README's test command.
 check: lint
@@ -128,7 +134,7 @@ bench: $(BENCH_BINS)
 	./bench/run.sh $(BENCH_BINS)
 
 demo:
-	./tests/demo.sh
+	./scripts/demo.sh
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/perfgate \
@@ -136,6 +142,8 @@ install: all
 		$(DESTDIR)$(UNITDIR)
 	install -m 755 $(CONTROLLER) $(AGENT) $(DESTDIR)$(BINDIR)/
 	install -m 644 profiles/*.json $(DESTDIR)$(DATADIR)/perfgate/profiles/
+	install -d $(DESTDIR)$(DATADIR)/doc/perfgate
+	install -m 644 README.md $(DESTDIR)$(DATADIR)/doc/perfgate/
 	cp -R web/. $(DESTDIR)$(DATADIR)/perfgate/web/
 	for f in controller agent; do \
 		sed -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@LOCALSTATEDIR@|$(LOCALSTATEDIR)|g' \
@@ -144,7 +152,7 @@ install: all
 			install -m 640 $(BUILD)/$$f.json $(DESTDIR)$(SYSCONFDIR)/perfgate/$$f.json; \
 		fi; \
 		sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-			-e 's|@LOCALSTATEDIR@|$(LOCALSTATEDIR)|g' \
+			-e 's|@DATADIR@|$(DATADIR)|g' -e 's|@LOCALSTATEDIR@|$(LOCALSTATEDIR)|g' \
 			etc/perfgate-$$f.service.in > $(BUILD)/perfgate-$$f.service && \
 		install -m 644 $(BUILD)/perfgate-$$f.service $(DESTDIR)$(UNITDIR)/; \
 	done

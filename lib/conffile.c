@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+#include "conffile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "json.h"
+
+char *pg_config_resolve(const char *base_dir, const char *path)
+{
+	struct pg_buf b = PG_BUF_INIT(PATH_MAX * 4);
+
+	if (path[0] == '/' || !base_dir || !*base_dir)
+		return strdup(path);
+	if (pg_buf_printf(&b, "%s/%s", base_dir, path) < 0) {
+		pg_buf_release(&b);
+		return NULL;
+	}
+	return pg_buf_detach(&b, NULL);
+}
+
+char *pg_config_absolute(const char *path)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	return pg_config_resolve(cwd, path);
+}
+
+int pg_config_read(const char *path, cJSON **root, char **dir, struct pg_err *err)
+{
+	char *abs = NULL, *slash;
+	int rc = -1;
+
+	*root = NULL;
+	*dir = NULL;
+	abs = pg_config_absolute(path);
+	if (!abs)
+		return pg_err_errno(err, "config '%s'", path);
+	if (pg_json_parse_file(path, PG_CONFIG_MAX, root, err) < 0)
+		goto out;
+	if (!cJSON_IsObject(*root)) {
+		pg_err_set(err, PG_EINVAL, "%s: expected a JSON object at the top", path);
+		cJSON_Delete(*root);
+		*root = NULL;
+		goto out;
+	}
+	slash = strrchr(abs, '/');
+	if (slash == abs)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	*dir = abs;
+	abs = NULL;
+	rc = 0;
+out:
+	free(abs);
+	return rc;
+}
+
+int pg_config_string(const cJSON *root, const char *key, int is_path,
+		     const char *base_dir, char **out, struct pg_err *err)
+{
+	const char *s = NULL;
+	char *copy;
+	int rc;
+
+	rc = pg_json_get_string(root, key, 0, &s, err);
+	if (rc <= 0)
+		return rc;
+	if (!*s)
+		return pg_err_set(err, PG_EINVAL, "field '%s': must not be empty", key);
+	copy = is_path ? pg_config_resolve(base_dir, s) : strdup(s);
+	if (!copy)
+		return pg_err_set(err, PG_ENOMEM, "field '%s': out of memory", key);
+	free(*out);
+	*out = copy;
+	return 0;
+}
+
+void pg_config_strings_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int pg_config_strings(const cJSON *root, const char *key, char ***out, size_t *n,
+		      struct pg_err *err)
+{
+	const cJSON *arr = NULL, *item;
+	char **v = NULL;
+	size_t count = 0, i = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = pg_json_get_array(root, key, 0, &arr, err);
+	if (rc <= 0)
+		return rc;
+	count = (size_t)cJSON_GetArraySize(arr);
+	if (count == 0)
+		return 0;
+	v = calloc(count, sizeof(*v));
+	if (!v)
+		return pg_err_set(err, PG_ENOMEM, "field '%s': out of memory", key);
+	cJSON_ArrayForEach(item, arr) {
+		if (!cJSON_IsString(item) || !item->valuestring || !*item->valuestring) {
+			pg_err_set(err, PG_EINVAL, "field '%s[%zu]': expected a non-empty string, got %s",
+				   key, i, pg_json_type_name(item));
+			goto fail;
+		}
+		v[i] = strdup(item->valuestring);
+		if (!v[i]) {
+			pg_err_set(err, PG_ENOMEM, "field '%s': out of memory", key);
+			goto fail;
+		}
+		i++;
+	}
+	*out = v;
+	*n = count;
+	return 0;
+fail:
+	pg_config_strings_free(v, count);
+	return -1;
+}
+
+int pg_config_load_profiles(const char *dir, const char *const *files, size_t n,
+			    struct profile_set *ps, struct pg_err *err)
+{
+	char **paths = NULL;
+	int rc = -1;
+
+	memset(ps, 0, sizeof(*ps));
+	if (n == 0)
+		return profile_set_load_dir(ps, dir, err);
+	paths = calloc(n, sizeof(*paths));
+	if (!paths)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		paths[i] = pg_config_resolve(dir, files[i]);
+		if (!paths[i]) {
+			pg_err_set(err, PG_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	rc = profile_set_load(ps, (const char *const *)paths, n, err);
+out:
+	pg_config_strings_free(paths, n);
+	return rc;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PG_CONFFILE_H
+#define PG_CONFFILE_H
+
+/*
+ * What both daemons' configuration files share: JSON files of at most
+ * PG_CONFIG_MAX bytes, whose relative paths are taken relative to the
+ * directory of the file that names them (so a configuration works from any
+ * working directory), and command-line option parsing helpers.
+ */
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+#include "profile.h"
+
+#define PG_CONFIG_MAX (1024 * 1024)
+
+/* Read and parse a configuration file.  On success *root is the parsed
+ * object (caller frees with cJSON_Delete) and *dir the absolute directory
+ * of the file (caller frees).  Errors name the file. */
+int pg_config_read(const char *path, cJSON **root, char **dir, struct pg_err *err);
+
+/* Resolve `path` against `base_dir` unless it is absolute.  Returns a
+ * malloc'd string, or NULL when out of memory. */
+char *pg_config_resolve(const char *base_dir, const char *path);
+
+/* Make an absolute path of a relative one against the current directory,
+ * lexically (the file need not exist).  malloc'd, or NULL. */
+char *pg_config_absolute(const char *path);
+
+/* Read a configuration string field into a malloc'd copy, resolving it as
+ * a path when `is_path`; keeps *out (a default the caller set, malloc'd or
+ * NULL) when absent.  Returns 0 or -1 (err names the field). */
+int pg_config_string(const cJSON *root, const char *key, int is_path,
+		     const char *base_dir, char **out, struct pg_err *err);
+
+/* Read an optional array of non-empty strings into a malloc'd vector of
+ * malloc'd copies (*n entries).  Absent: *out NULL, *n 0.  Returns 0/-1. */
+int pg_config_strings(const cJSON *root, const char *key, char ***out, size_t *n,
+		      struct pg_err *err);
+
+/* Free a vector from pg_config_strings(). */
+void pg_config_strings_free(char **v, size_t n);
+
+/* Load the profile catalogue a configuration names: the files `files`
+ * (names inside `dir`), or every *.json of `dir` when n is 0.  Returns 0,
+ * or -1 with *ps empty and err naming the file and field. */
+int pg_config_load_profiles(const char *dir, const char *const *files, size_t n,
+			    struct profile_set *ps, struct pg_err *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PG_FSUTIL_H
+#define PG_FSUTIL_H
+
+/* File-system helpers for state that must survive a crash. */
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Create `path` and its missing parents with `mode` (like mkdir -p).
+ * An existing directory is fine; an existing non-directory is an error. */
+int pg_mkdir_p(const char *path, mode_t mode, struct pg_err *err);
+
+/* Make the parent directory of the file `path` (mkdir -p of its dirname). */
+int pg_mkdir_parent(const char *path, mode_t mode, struct pg_err *err);
+
+/* Replace `path` with `len` bytes atomically: write a temporary file in the
+ * same directory, fsync it, rename it over `path`, fsync the directory.
+ * After a crash the file holds either the old or the new contents. */
+int pg_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode,
+			 struct pg_err *err);
+
+#endif

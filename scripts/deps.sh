@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install the Debian packages that perfgate's build, tests and demo need.
+# Idempotent: when everything is installed already it changes nothing and
+# does not touch the network.  Run as root (or with sudo) on Debian 12.
+set -eu
+
+# Build: compiler, pkg-config and the libraries the daemons link.
+BUILD="build-essential pkg-config libcurl4-openssl-dev libgit2-dev libssh-dev
+libcjson-dev libsqlite3-dev libmicrohttpd-dev"
+# Tests: the unit test framework, sanitizer runtimes come with gcc, the
+# sqlite3 shell for inspecting stores, git for fixtures.
+TESTS="libcmocka-dev sqlite3 git ca-certificates"
+
+want="$BUILD $TESTS"
+missing=""
+for p in $want; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+if [ -z "$missing" ]; then
+	echo "deps: all $(echo $want | wc -w) packages installed"
+	exit 0
+fi
+echo "deps: installing:$missing"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || { echo "deps: run as root (or install sudo)" >&2; exit 1; }
+	SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086  # word splitting of the package list is wanted
+$SUDO apt-get install -y -q --no-install-recommends $missing

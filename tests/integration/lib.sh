@@ -1,0 +1,41 @@
+# Sourced by every integration test.  Gives:
+#   $CTL, $AGENT       the binaries under test
+#   $TOOL              tests/tools/test-tool (internals a script needs)
+#   $TMP               a scratch directory, removed on exit
+#   fail MSG           print and exit 1
+#   expect_rc N CMD..  run CMD, fail unless it exits with N; output in $TMP/out
+#   expect_grep PATTERN FILE   fail unless FILE matches (grep -E)
+set -u
+: "${PG_BUILD:?PG_BUILD not set (run through tests/integration/run.sh)}"
+: "${PG_TOP:?PG_TOP not set}"
+CTL="$PG_BUILD/perfgate-controller"
+AGENT="$PG_BUILD/perfgate-agent"
+TOOL="$PG_BUILD/tests/tools/test-tool"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pg-it.XXXXXX")
+cleanup_hooks=""
+on_exit() {
+	for h in $cleanup_hooks; do "$h" || true; done
+	rm -rf "$TMP"
+}
+trap on_exit EXIT
+cd "$PG_TOP" || exit 1
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+expect_rc() {
+	want=$1
+	shift
+	"$@" >"$TMP/out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		cat "$TMP/out" >&2
+		fail "'$*' exited $got, expected $want"
+	fi
+}
+
+expect_grep() {
+	grep -Eq -- "$1" "$2" || { cat "$2" >&2; fail "'$2' does not match /$1/"; }
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for lib/fsutil.c: mkdir -p and atomic replacement. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fsutil.h"
+
+static void test_mkdir_p(void **state)
+{
+	struct pg_err err = PG_ERR_INIT;
+	char dir[] = "/tmp/pg-test-fs.XXXXXX";
+	char path[256], file[256];
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a/b/c", dir);
+	assert_int_equal(pg_mkdir_p(path, 0755, &err), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	/* Again: already there is fine. */
+	assert_int_equal(pg_mkdir_p(path, 0755, &err), 0);
+	/* A file in the way is an error naming it. */
+	snprintf(file, sizeof(file), "%s/a/file", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/a/file/x", dir);
+	assert_int_equal(pg_mkdir_p(path, 0755, &err), -1);
+	assert_non_null(strstr(err.msg, "a/file"));
+	/* Parent of a file. */
+	snprintf(path, sizeof(path), "%s/p/q/store.db", dir);
+	assert_int_equal(pg_mkdir_parent(path, 0755, &err), 0);
+	snprintf(path, sizeof(path), "%s/p/q", dir);
+	assert_int_equal(stat(path, &st), 0);
+
+	unlink(file);
+	snprintf(path, sizeof(path), "%s/a/b/c", dir); rmdir(path);
+	snprintf(path, sizeof(path), "%s/a/b", dir); rmdir(path);
+	snprintf(path, sizeof(path), "%s/a", dir); rmdir(path);
+	snprintf(path, sizeof(path), "%s/p/q", dir); rmdir(path);
+	snprintf(path, sizeof(path), "%s/p", dir); rmdir(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_write_atomic(void **state)
+{
+	struct pg_err err = PG_ERR_INIT;
+	char dir[] = "/tmp/pg-test-fs.XXXXXX";
+	char path[256], text[64];
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	assert_int_equal(pg_write_file_atomic(path, "old", 3, 0644, &err), 0);
+	assert_int_equal(pg_write_file_atomic(path, "{\"new\":1}", 9, 0644, &err), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	assert_string_equal(text, "{\"new\":1}");
+	/* No temporary file is left behind. */
+	snprintf(text, sizeof(text), "%s.tmp.%ld", path, (long)getpid());
+	assert_int_equal(access(text, F_OK), -1);
+	/* A missing directory is a clear error. */
+	snprintf(path, sizeof(path), "%s/missing/x", dir);
+	assert_int_equal(pg_write_file_atomic(path, "x", 1, 0644, &err), -1);
+	assert_non_null(strstr(err.msg, "No such file or directory"));
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mkdir_p),
+		cmocka_unit_test(test_write_atomic),
+	};
+	return cmocka_run_group_tests_name("fsutil", tests, NULL, NULL);
+}
