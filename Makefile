@@ -65,7 +65,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .SECONDARY:
 
-.PHONY: FORCE all deps check unit integration lint install uninstall demo bench clean
+.PHONY: FORCE all deps check unit integration lint install uninstall demo bench fuzz clean
 
 all: $(CONTROLLER) $(AGENT)
 
@@ -129,6 +129,26 @@ lint:
 		echo "lint: banned function used (see Makefile BANNED)"; exit 1; \
 	fi
 	@echo "lint: no banned functions"
+
+# libFuzzer targets: each tests/fuzz/fuzz_NAME.c is linked with the library
+# sources built by clang with the fuzzer and sanitizers, then run for
+# FUZZ_SECONDS from its seed corpus tests/fuzz/corpus/NAME/.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 30
+FUZZ_CC ?= clang
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h patches/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -g -O1 \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PATH_DEFS) \
+		-iquote lib -iquote patches $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do \
+		n=$$(basename $$f); c=tests/fuzz/corpus/$${n#fuzz_}; mkdir -p build/fuzz/corpus-$$n; \
+		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -print_final_stats=1 \
+			build/fuzz/corpus-$$n $$c || exit 1; \
+	done
 
 bench: $(BENCH_BINS)
 	./bench/run.sh $(BENCH_BINS)

@@ -1,2 +1,106 @@
 /* SPDX-License-Identifier: MIT */
-int main(void) { return 0; }
+/*
+ * perfgate-controller: parse the command line, load the configuration, and
+ * hand over to the command asked for.  Nothing else lives here.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_cmd.h"
+#include "ctl_config.h"
+#include "log.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfgate-controller [options] [command [args]]\n"
+		"\n"
+		"The perfgate controller: takes DPDK patch series in, plans performance\n"
+		"jobs from profiles, hands them to agents, and reports verdicts.\n"
+		"\n"
+		"options:\n"
+		"  -c, --config FILE     configuration file (default %s;\n"
+		"                        built-in defaults when that file does not exist)\n"
+		"      --db FILE         the SQLite store (overrides \"db\" in the configuration)\n"
+		"  -n, --check-config    validate the configuration and the profiles, print\n"
+		"                        them normalised as JSON, and exit (1 when invalid)\n"
+		"  -l, --log-level SPEC  LEVEL[,component=LEVEL...], levels error|warn|info|debug\n"
+		"  -h, --help            this text\n"
+		"  -V, --version         print the version\n"
+		"\n"
+		"commands:\n"
+		"  serve                 run the controller daemon (the default): open and\n"
+		"                        migrate the store, load the profiles, run until\n"
+		"                        SIGTERM or SIGINT\n"
+		"  db check              verify the store: integrity, foreign keys, schema\n"
+		"                        version, row counts (exit 1 when damaged)\n"
+		"  db migrate            create the store or upgrade its schema, then exit\n",
+		CTL_CONFIG_DEFAULT);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "db", required_argument, NULL, 'D' },
+		{ "check-config", no_argument, NULL, 'n' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pg_err err = PG_ERR_INIT;
+	struct ctl_config cfg;
+	const char *config_path = NULL, *db = NULL, *log_level = NULL;
+	int check_only = 0, opt, rc;
+
+	pg_log_init("perfgate-controller");
+	while ((opt = getopt_long(argc, argv, "+c:nl:hV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'D':
+			db = optarg;
+			break;
+		case 'n':
+			check_only = 1;
+			break;
+		case 'l':
+			log_level = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("perfgate-controller %s\n", PG_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (ctl_config_load(&cfg, config_path, &err) < 0) {
+		fprintf(stderr, "perfgate-controller: %s\n", err.msg);
+		return 1;
+	}
+	if (db && ctl_config_set_db(&cfg, db, &err) < 0) {
+		fprintf(stderr, "perfgate-controller: %s\n", err.msg);
+		ctl_config_free(&cfg);
+		return 1;
+	}
+	if (log_level && pg_log_set_levels(log_level) < 0) {
+		fprintf(stderr, "perfgate-controller: --log-level: '%s' is not "
+			"LEVEL[,component=LEVEL...]\n", log_level);
+		ctl_config_free(&cfg);
+		return 2;
+	}
+	if (check_only)
+		rc = ctl_cmd_check_config(&cfg);
+	else
+		rc = ctl_cmd_dispatch(&cfg, argc - optind, argv + optind);
+	ctl_config_free(&cfg);
+	return rc;
+}

@@ -10,17 +10,54 @@
 #include "buf.h"
 #include "json.h"
 
+/* Drop "." and "name/.." components of an absolute path in place, so that
+ * printed paths read as an operator would write them. */
+static void conffile_normalise(char *path)
+{
+	char *out = path, *p = path;
+
+	while (*p) {
+		char *seg;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		seg = p;
+		len = strcspn(seg, "/");
+		p += len;
+		if (len == 0 || (len == 1 && seg[0] == '.'))
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > path && *--out != '/')
+				;
+			continue;
+		}
+		*out++ = '/';
+		memmove(out, seg, len);
+		out += len;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
 char *pg_config_resolve(const char *base_dir, const char *path)
 {
 	struct pg_buf b = PG_BUF_INIT(PATH_MAX * 4);
+	char *res;
 
-	if (path[0] == '/' || !base_dir || !*base_dir)
-		return strdup(path);
-	if (pg_buf_printf(&b, "%s/%s", base_dir, path) < 0) {
-		pg_buf_release(&b);
-		return NULL;
+	if (path[0] == '/' || !base_dir || !*base_dir) {
+		res = strdup(path);
+	} else {
+		if (pg_buf_printf(&b, "%s/%s", base_dir, path) < 0) {
+			pg_buf_release(&b);
+			return NULL;
+		}
+		res = pg_buf_detach(&b, NULL);
 	}
-	return pg_buf_detach(&b, NULL);
+	if (res && res[0] == '/')
+		conffile_normalise(res);
+	return res;
 }
 
 char *pg_config_absolute(const char *path)

@@ -57,7 +57,7 @@ static void test_write_atomic(void **state)
 {
 	struct pg_err err = PG_ERR_INIT;
 	char dir[] = "/tmp/pg-test-fs.XXXXXX";
-	char path[256], text[64];
+	char path[256], text[512];
 	FILE *f;
 	size_t n;
 

@@ -133,6 +133,27 @@ static void test_err_prefix_and_errno(void **state)
 	assert_memory_equal(err.msg, "ctx: xxx", 8);
 }
 
+static void test_resolve_normalises(void **state)
+{
+	static const char *const cases[][3] = {
+		{ "/srv/etc", "../var/x.db", "/srv/var/x.db" },
+		{ "/srv/etc", "./a/./b/../c", "/srv/etc/a/c" },
+		{ "/srv/etc", "/abs//path/", "/abs/path" },
+		{ "/srv", "../../..", "/" },
+		{ "/", "x", "/x" },
+		{ NULL, "rel/../x", "rel/../x" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *r = pg_config_resolve(cases[i][0], cases[i][1]);
+
+		assert_non_null(r);
+		assert_string_equal(r, cases[i][2]);
+		free(r);
+	}
+}
+
 static void test_parse_file_and_config_paths(void **state)
 {
 	struct pg_err err = PG_ERR_INIT;
@@ -190,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_getters_types_and_ranges),
 		cmocka_unit_test(test_check_keys),
 		cmocka_unit_test(test_err_prefix_and_errno),
+		cmocka_unit_test(test_resolve_normalises),
 		cmocka_unit_test(test_parse_file_and_config_paths),
 	};
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);

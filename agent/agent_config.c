@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+#include "agent_config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conffile.h"
+#include "json.h"
+#include "log.h"
+
+#define AGENT_MAX_LABELS 64
+#define AGENT_LABEL_MAX 128
+
+static const char *const agent_config_fields[] = {
+	"name", "controller_url", "token_file", "labels", "work_dir", "spool_dir",
+	"profiles_dir", "profiles", "log_level", NULL
+};
+
+void agent_config_free(struct agent_config *c)
+{
+	free(c->path);
+	free(c->name);
+	free(c->controller_url);
+	free(c->token_file);
+	pg_config_strings_free(c->label_keys, c->n_labels);
+	pg_config_strings_free(c->label_values, c->n_labels);
+	free(c->work_dir);
+	free(c->spool_dir);
+	free(c->profiles_dir);
+	pg_config_strings_free(c->profiles, c->n_profiles);
+	free(c->log_level);
+	memset(c, 0, sizeof(*c));
+}
+
+static int agent_config_defaults(struct agent_config *c, struct pg_err *err)
+{
+	char host[HOST_NAME_MAX + 1];
+
+	if (gethostname(host, sizeof(host)) < 0)
+		return pg_err_errno(err, "gethostname");
+	host[sizeof(host) - 1] = '\0';
+	c->name = strdup(host);
+	c->controller_url = strdup("http://127.0.0.1:8080");
+	c->work_dir = strdup(PG_LOCALSTATEDIR "/perfgate-agent/work");
+	c->spool_dir = strdup(PG_LOCALSTATEDIR "/perfgate-agent/spool");
+	c->profiles_dir = strdup(PG_DATADIR "/perfgate/profiles");
+	c->log_level = strdup("info");
+	if (!c->name || !c->controller_url || !c->work_dir || !c->spool_dir ||
+	    !c->profiles_dir || !c->log_level)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Labels are matched literally against host classes: keep them to the
+ * characters the `--labels k=v,...` syntax can carry. */
+static int agent_label_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > AGENT_LABEL_MAX)
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+static int agent_config_labels(struct agent_config *c, const cJSON *root, struct pg_err *err)
+{
+	const cJSON *obj = NULL, *item;
+	size_t n, i = 0;
+	int rc;
+
+	rc = pg_json_get_object(root, "labels", 0, &obj, err);
+	if (rc <= 0)
+		return rc;
+	n = (size_t)cJSON_GetArraySize(obj);
+	if (n > AGENT_MAX_LABELS)
+		return pg_err_set(err, PG_EINVAL, "field 'labels': more than %d labels",
+				  AGENT_MAX_LABELS);
+	if (n == 0)
+		return 0;
+	c->label_keys = calloc(n, sizeof(char *));
+	c->label_values = calloc(n, sizeof(char *));
+	if (!c->label_keys || !c->label_values)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	c->n_labels = n;
+	cJSON_ArrayForEach(item, obj) {
+		if (!agent_label_ok(item->string))
+			return pg_err_set(err, PG_EINVAL,
+					  "field 'labels.%s': label names are letters, digits, '_', '.', '-'",
+					  item->string);
+		if (!cJSON_IsString(item) || !agent_label_ok(item->valuestring))
+			return pg_err_set(err, PG_EINVAL,
+					  "field 'labels.%s': expected a string of letters, digits, '_', '.', '-', got %s",
+					  item->string, cJSON_IsString(item) ? "other characters" :
+					  pg_json_type_name(item));
+		c->label_keys[i] = strdup(item->string);
+		c->label_values[i] = strdup(item->valuestring);
+		if (!c->label_keys[i] || !c->label_values[i])
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		i++;
+	}
+	return 0;
+}
+
+static int agent_config_parse(struct agent_config *c, const cJSON *root, const char *dir,
+			      struct pg_err *err)
+{
+	if (pg_json_check_keys(root, agent_config_fields, err) < 0 ||
+	    pg_config_string(root, "name", 0, dir, &c->name, err) < 0 ||
+	    pg_config_string(root, "controller_url", 0, dir, &c->controller_url, err) < 0 ||
+	    pg_config_string(root, "token_file", 1, dir, &c->token_file, err) < 0 ||
+	    agent_config_labels(c, root, err) < 0 ||
+	    pg_config_string(root, "work_dir", 1, dir, &c->work_dir, err) < 0 ||
+	    pg_config_string(root, "spool_dir", 1, dir, &c->spool_dir, err) < 0 ||
+	    pg_config_string(root, "profiles_dir", 1, dir, &c->profiles_dir, err) < 0 ||
+	    pg_config_strings(root, "profiles", &c->profiles, &c->n_profiles, err) < 0 ||
+	    pg_config_string(root, "log_level", 0, dir, &c->log_level, err) < 0)
+		return -1;
+	if (strncmp(c->controller_url, "http://", 7) != 0 &&
+	    strncmp(c->controller_url, "https://", 8) != 0)
+		return pg_err_set(err, PG_EINVAL,
+				  "field 'controller_url': '%s' is not an http:// or https:// URL",
+				  c->controller_url);
+	if (!agent_label_ok(c->name))
+		return pg_err_set(err, PG_EINVAL,
+				  "field 'name': '%s' must be letters, digits, '_', '.', '-'", c->name);
+	for (size_t i = 0; i < c->n_profiles; i++)
+		if (strchr(c->profiles[i], '/'))
+			return pg_err_set(err, PG_EINVAL,
+					  "field 'profiles[%zu]': '%s' must be a file name in profiles_dir",
+					  i, c->profiles[i]);
+	if (pg_log_set_levels(c->log_level) < 0)
+		return pg_err_set(err, PG_EINVAL,
+				  "field 'log_level': '%s' is not LEVEL[,component=LEVEL...] "
+				  "with levels error, warn, info, debug", c->log_level);
+	return 0;
+}
+
+int agent_config_load(struct agent_config *c, const char *path, struct pg_err *err)
+{
+	cJSON *root = NULL;
+	char *dir = NULL;
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (agent_config_defaults(c, err) < 0)
+		goto out;
+	if (!path) {
+		if (access(AGENT_CONFIG_DEFAULT, F_OK) != 0) {
+			rc = 0;
+			goto out;
+		}
+		path = AGENT_CONFIG_DEFAULT;
+	}
+	if (pg_config_read(path, &root, &dir, err) < 0)
+		goto out;
+	c->path = pg_config_absolute(path);
+	if (!c->path) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (agent_config_parse(c, root, dir, err) < 0) {
+		pg_err_prefix(err, "%s", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		agent_config_free(c);
+	cJSON_Delete(root);
+	free(dir);
+	return rc;
+}
+
+cJSON *agent_config_to_json(const struct agent_config *c)
+{
+	cJSON *o = cJSON_CreateObject(), *labels, *arr;
+
+	if (!o)
+		return NULL;
+	if (!cJSON_AddStringToObject(o, "config_file", c->path ? c->path : "(built-in defaults)") ||
+	    !cJSON_AddStringToObject(o, "name", c->name) ||
+	    !cJSON_AddStringToObject(o, "controller_url", c->controller_url))
+		goto fail;
+	if (c->token_file ? !cJSON_AddStringToObject(o, "token_file", c->token_file)
+			  : !cJSON_AddNullToObject(o, "token_file"))
+		goto fail;
+	labels = cJSON_AddObjectToObject(o, "labels");
+	if (!labels)
+		goto fail;
+	for (size_t i = 0; i < c->n_labels; i++)
+		if (!cJSON_AddStringToObject(labels, c->label_keys[i], c->label_values[i]))
+			goto fail;
+	if (!cJSON_AddStringToObject(o, "work_dir", c->work_dir) ||
+	    !cJSON_AddStringToObject(o, "spool_dir", c->spool_dir) ||
+	    !cJSON_AddStringToObject(o, "profiles_dir", c->profiles_dir))
+		goto fail;
+	arr = cJSON_AddArrayToObject(o, "profiles");
+	if (!arr)
+		goto fail;
+	for (size_t i = 0; i < c->n_profiles; i++)
+		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(c->profiles[i])))
+			goto fail;
+	if (!cJSON_AddStringToObject(o, "log_level", c->log_level))
+		goto fail;
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}

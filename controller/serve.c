@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The controller daemon's life cycle: open (and migrate) the store, load
+ * the profiles, then run the main loop until SIGTERM or SIGINT.  Signal
+ * handlers only set flags; the loop does the work (after OpenBSD's
+ * daemons).  Intake, planning, the HTTP API and reporting hang off this
+ * loop as they are built.
+ */
+#include "ctl_cmd.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conffile.h"
+#include "fsutil.h"
+#include "log.h"
+#include "profile.h"
+#include "store.h"
+#include "time.h"
+
+static volatile sig_atomic_t serve_stop;
+
+static void serve_on_signal(int sig)
+{
+	serve_stop = sig;
+}
+
+static int serve_signals(struct pg_err *err)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = serve_on_signal;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+		return pg_err_errno(err, "sigaction");
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(SIGPIPE, &sa, NULL) < 0)
+		return pg_err_errno(err, "sigaction SIGPIPE");
+	return 0;
+}
+
+int ctl_serve(const struct ctl_config *cfg)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct profile_set ps;
+	struct store *st = NULL;
+	int rc = 1, loaded = 0;
+
+	if (serve_signals(&err) < 0)
+		goto out;
+	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
+				    cfg->n_profiles, &ps, &err) < 0)
+		goto out;
+	loaded = 1;
+	if (pg_mkdir_p(cfg->data_dir, 0750, &err) < 0 ||
+	    pg_mkdir_parent(cfg->db, 0750, &err) < 0)
+		goto out;
+	if (store_open(&st, cfg->db, &err) < 0)
+		goto out;
+	pg_log_info("serve", "ready: store %s (schema %d), %zu contexts from %s",
+		    cfg->db, STORE_SCHEMA_VERSION, ps.n_contexts, cfg->profiles_dir);
+	while (!serve_stop)
+		pg_sleep_ms(1000, &serve_stop);
+	pg_log_info("serve", "stopping on signal %d", (int)serve_stop);
+	rc = 0;
+out:
+	if (rc)
+		pg_log_error("serve", "%s", err.msg);
+	store_close(st);
+	if (loaded)
+		profile_set_free(&ps);
+	return rc;
+}

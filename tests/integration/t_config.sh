@@ -1,0 +1,66 @@
+# --check-config: the shipped configurations and every shipped profile are
+# accepted; each broken configuration and each broken profile is rejected
+# with the message that names its file and field.
+. "$PG_TOP/tests/integration/lib.sh"
+
+# The local configurations in etc/ and the ones `make install` writes.
+expect_rc 0 "$CTL" --config etc/controller.json --check-config
+sed "s|$PG_TOP|@TOP@|g" "$TMP/out" >"$TMP/ctl.json"
+diff -u tests/configs/golden/controller-etc.json.ok "$TMP/ctl.json" ||
+	fail "normalised controller configuration differs from the golden file"
+expect_rc 0 "$AGENT" --config etc/agent.json --check-config
+expect_grep '"perfgate-demo-Performance"' "$TMP/out"
+for f in controller agent; do
+	sed -e "s|@DATADIR@|$PG_TOP/build-share|; s|@LOCALSTATEDIR@|$TMP/var|" \
+		"etc/$f.json.in" >"$TMP/$f.json"
+done
+mkdir -p "$TMP/build-share/perfgate"
+ln -s "$PG_TOP/profiles" "$TMP/build-share/perfgate/profiles"
+sed -i "s|$PG_TOP/build-share|$TMP/build-share|" "$TMP/controller.json" "$TMP/agent.json"
+expect_rc 0 "$CTL" --config "$TMP/controller.json" --check-config
+expect_grep '"perfgate-intel-Performance"' "$TMP/out"
+expect_rc 0 "$AGENT" --config "$TMP/agent.json" --check-config
+expect_grep '"intel"' "$TMP/out"
+
+# Every shipped profile on its own passes, for both daemons.
+for p in profiles/*.json; do
+	name=$(basename "$p")
+	printf '{ "profiles_dir": "%s", "profiles": ["%s"] }\n' "$PG_TOP/profiles" "$name" \
+		>"$TMP/one.json"
+	expect_rc 0 "$CTL" --config "$TMP/one.json" --check-config
+	expect_grep '"contexts"' "$TMP/out"
+	expect_rc 0 "$AGENT" --config "$TMP/one.json" --check-config
+done
+
+# Broken configurations: exit 1 and the exact message.
+n=0
+for f in tests/configs/controller/*.json tests/configs/agent/*.json; do
+	case $f in
+	*/controller/*) bin=$CTL ;;
+	*) bin=$AGENT ;;
+	esac
+	expect_rc 1 "$bin" --config "$f" --check-config
+	diff -u "${f%.json}.err" "$TMP/out" || fail "wrong message for $f"
+	n=$((n + 1))
+done
+[ "$n" -ge 10 ] || fail "only $n broken configurations found"
+
+# Broken profiles, through the daemons' --check-config: same messages as
+# the unit test expects from the loader, prefixed by the program name.
+n=0
+for f in tests/profiles/broken/*.json; do
+	case $f in *.2.json) continue ;; esac
+	name=$(basename "$f")
+	list="\"$name\""
+	[ -e "${f%.json}.2.json" ] && list="$list, \"$(basename "${f%.json}.2.json")\""
+	printf '{ "profiles_dir": "%s", "profiles": [%s] }\n' \
+		"$PG_TOP/tests/profiles/broken" "$list" >"$TMP/broken.json"
+	for bin in "$CTL" "$AGENT"; do
+		expect_rc 1 "$bin" --config "$TMP/broken.json" --check-config
+		sed "s|$PG_TOP/||g" "$TMP/out" >"$TMP/msg"
+		printf '%s: %s\n' "$(basename "$bin")" "$(cat "${f%.json}.err")" >"$TMP/want"
+		diff -u "$TMP/want" "$TMP/msg" || fail "wrong message for $f from $(basename "$bin")"
+	done
+	n=$((n + 1))
+done
+[ "$n" -ge 15 ] || fail "only $n broken profiles found"
