@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store's schema as a list of migration steps (see store.h).  Step N
+ * takes a store from user_version N-1 to N; store_open() runs each missing
+ * step in its own transaction.  A step that has shipped is never edited:
+ * stores in the field were made by it, and tests/fixtures/store-v1.sql
+ * records what step 1 made.
+ *
+ * Conventions of the SQL below:
+ * - Plain SQL (no STRICT tables, no WITHOUT ROWID, no JSON functions in
+ *   constraints) so that a server database could take SQLite's place.
+ * - `x_id` columns are row ids of table `x`; `msgid` columns are Message-ID
+ *   header values without the angle brackets.
+ * - Times are INTEGER seconds since the Unix epoch, UTC.
+ * - Enumerated states are TEXT with a CHECK, so a typo in a module's SQL
+ *   fails loudly instead of inventing a state.
+ * - Rows that others point to are kept (ON DELETE RESTRICT) when losing
+ *   them would lose history (messages); rows that only make sense with
+ *   their parent go with it (ON DELETE CASCADE); optional links are
+ *   cleared (ON DELETE SET NULL).  Every child column of a foreign key is
+ *   indexed so that deleting a parent does not scan the child table.
+ */
+#include "store.h"
+
+/*
+ * Version 1: intake, planning, scheduling, results, verdicts and the
+ * outboxes.
+ *
+ * sources, source_cursors, source_events: where messages come from.  A
+ *   cursor is per (source, scope): for a public-inbox archive the scope is
+ *   an epoch ("git/3.git", "" for v1) and the position the last commit
+ *   read; for Patchwork the scope is an event category and the position
+ *   the naive-UTC "since" of the next poll.  Patchwork events seen are kept
+ *   by id, since pages overlap at equal timestamps.  Intake moves cursors
+ *   in the transaction that stores what it read.
+ * messages: every message read, exactly once per (source, position) and
+ *   per (source, Message-ID).  A message that cannot be parsed is kept as
+ *   rejected with its reason; its parsed fields may then be NULL, and so
+ *   may its Message-ID (SQLite lets NULLs repeat in a UNIQUE column).
+ * series, series_deps, patches: the series model.  A series is complete
+ *   when its `total` patches are there; `supersedes_id` links a new
+ *   version to the old.  Depends-on trailers are rows of series_deps, the
+ *   prerequisite resolved to a series when it is known.
+ * recheck_requests: "Recheck-request:" replies and API rechecks, once per
+ *   (series, requesting Message-ID).
+ * runs, jobs: a run is a series tested against a recorded base commit; its
+ *   jobs are one per (context, host class, build mode).  A partial UNIQUE
+ *   index enforces that an agent holds at most one leased or running job,
+ *   which also makes it the agent's current job (no copy of it is kept in
+ *   agents that could disagree).
+ * attempts, results, samples, logs: one attempt per lease of a job; at
+ *   most one result per (job, attempt), so that a retried upload is
+ *   recognised (by its digest) and acknowledged instead of counted twice;
+ *   samples belong to the result that brought them.  Log files live on
+ *   disk; their rows index them (deleting a row does not delete a file).
+ * verdicts: per key (job_id, benchmark and metric set), per job (metric
+ *   NULL) and per context (job_id NULL).
+ * agents: only a hash of each token is stored; hosts driven over SSH have
+ *   no token.
+ * check_outbox, email_outbox: what must be delivered, exactly once.  A
+ *   check is unique per (run, patch, context, state); a report mail per
+ *   (run, context) and carries its own Message-ID so that a resend after a
+ *   crash is the same mail.
+ */
+static const char migration_1[] =
+	"PRAGMA application_id = 0x50474154;\n"
+	"\n"
+	"CREATE TABLE sources (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tname TEXT NOT NULL UNIQUE,\n"
+	"\tkind TEXT NOT NULL CHECK (kind IN ('public-inbox', 'patchwork', 'mbox')),\n"
+	"\tlocation TEXT NOT NULL,\n"
+	"\tproject TEXT NOT NULL,\n"
+	"\tenabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),\n"
+	"\tcreated_at INTEGER NOT NULL\n"
+	");\n"
+	"\n"
+	"CREATE TABLE source_cursors (\n"
+	"\tsource_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,\n"
+	"\tscope TEXT NOT NULL,\n"
+	"\tposition TEXT NOT NULL,\n"
+	"\tupdated_at INTEGER NOT NULL,\n"
+	"\tPRIMARY KEY (source_id, scope)\n"
+	");\n"
+	"\n"
+	"CREATE TABLE source_events (\n"
+	"\tsource_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,\n"
+	"\tevent_id INTEGER NOT NULL,\n"
+	"\tcategory TEXT NOT NULL,\n"
+	"\tseen_at INTEGER NOT NULL,\n"
+	"\tPRIMARY KEY (source_id, event_id)\n"
+	");\n"
+	"\n"
+	"CREATE TABLE messages (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tsource_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE RESTRICT,\n"
+	"\tposition TEXT NOT NULL,\n"
+	"\tmsgid TEXT,\n"
+	"\tin_reply_to TEXT,\n"
+	"\trefs TEXT,\n"
+	"\tsubject TEXT,\n"
+	"\tfrom_name TEXT,\n"
+	"\tfrom_addr TEXT,\n"
+	"\tsent_at INTEGER,\n"
+	"\tkind TEXT CHECK (kind IN ('patch', 'cover', 'reply', 'report', 'other')),\n"
+	"\traw_size INTEGER NOT NULL CHECK (raw_size >= 0),\n"
+	"\traw BLOB,\n"
+	"\traw_path TEXT,\n"
+	"\tstate TEXT NOT NULL CHECK (state IN ('accepted', 'rejected')),\n"
+	"\treject_reason TEXT,\n"
+	"\treceived_at INTEGER NOT NULL,\n"
+	"\tCHECK (raw IS NOT NULL OR raw_path IS NOT NULL),\n"
+	"\tCHECK ((state = 'rejected') = (reject_reason IS NOT NULL)),\n"
+	"\tUNIQUE (source_id, position),\n"
+	"\tUNIQUE (source_id, msgid)\n"
+	");\n"
+	"CREATE INDEX messages_msgid ON messages(msgid);\n"
+	"CREATE INDEX messages_in_reply_to ON messages(in_reply_to);\n"
+	"\n"
+	"CREATE TABLE series (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tproject TEXT NOT NULL,\n"
+	"\troot_msgid TEXT NOT NULL,\n"
+	"\tversion INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),\n"
+	"\ttotal INTEGER NOT NULL CHECK (total >= 1),\n"
+	"\ttitle TEXT NOT NULL,\n"
+	"\ttags TEXT NOT NULL DEFAULT '',\n"
+	"\tsubmitter_name TEXT,\n"
+	"\tsubmitter_addr TEXT NOT NULL,\n"
+	"\tstate TEXT NOT NULL DEFAULT 'incomplete'\n"
+	"\t\tCHECK (state IN ('incomplete', 'complete', 'superseded')),\n"
+	"\tsupersedes_id INTEGER REFERENCES series(id) ON DELETE SET NULL,\n"
+	"\tcover_message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,\n"
+	"\tpw_series_id INTEGER,\n"
+	"\treceived_at INTEGER NOT NULL,\n"
+	"\tcompleted_at INTEGER,\n"
+	"\tCHECK (state <> 'complete' OR completed_at IS NOT NULL),\n"
+	"\tCHECK (supersedes_id <> id)\n"
+	");\n"
+	"CREATE INDEX series_state ON series(state, received_at);\n"
+	"CREATE INDEX series_root ON series(project, root_msgid);\n"
+	"CREATE UNIQUE INDEX series_pw ON series(project, pw_series_id)\n"
+	"\tWHERE pw_series_id IS NOT NULL;\n"
+	"CREATE INDEX series_supersedes ON series(supersedes_id);\n"
+	"CREATE INDEX series_cover ON series(cover_message_id);\n"
+	"\n"
+	"CREATE TABLE series_deps (\n"
+	"\tseries_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\tkind TEXT NOT NULL CHECK (kind IN ('series', 'patch', 'msgid')),\n"
+	"\tref TEXT NOT NULL,\n"
+	"\tdep_series_id INTEGER REFERENCES series(id) ON DELETE SET NULL,\n"
+	"\tPRIMARY KEY (series_id, kind, ref)\n"
+	");\n"
+	"CREATE INDEX series_deps_dep ON series_deps(dep_series_id);\n"
+	"\n"
+	"CREATE TABLE patches (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tseries_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\tnumber INTEGER NOT NULL CHECK (number >= 1),\n"
+	"\tmessage_id INTEGER NOT NULL UNIQUE REFERENCES messages(id) ON DELETE RESTRICT,\n"
+	"\tpw_patch_id INTEGER,\n"
+	"\tsubject TEXT NOT NULL,\n"
+	"\tbase_commit TEXT,\n"
+	"\tUNIQUE (series_id, number)\n"
+	");\n"
+	"CREATE INDEX patches_pw ON patches(pw_patch_id);\n"
+	"\n"
+	"CREATE TABLE recheck_requests (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tseries_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\torigin TEXT NOT NULL CHECK (origin IN ('mail', 'patchwork', 'api')),\n"
+	"\tmsgid TEXT,\n"
+	"\trequester TEXT,\n"
+	"\tcontexts TEXT NOT NULL,\n"
+	"\trebase_branch TEXT,\n"
+	"\tstate TEXT NOT NULL DEFAULT 'pending'\n"
+	"\t\tCHECK (state IN ('pending', 'planned', 'ignored')),\n"
+	"\treason TEXT,\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tUNIQUE (series_id, msgid)\n"
+	");\n"
+	"CREATE INDEX recheck_requests_state ON recheck_requests(state, created_at);\n"
+	"\n"
+	"CREATE TABLE agents (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tname TEXT NOT NULL UNIQUE,\n"
+	"\ttransport TEXT NOT NULL DEFAULT 'http' CHECK (transport IN ('http', 'ssh')),\n"
+	"\ttoken_hash TEXT UNIQUE,\n"
+	"\tlabels TEXT NOT NULL DEFAULT '{}',\n"
+	"\tfacts TEXT NOT NULL DEFAULT '{}',\n"
+	"\tenabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tlast_seen INTEGER,\n"
+	"\tCHECK (transport = 'ssh' OR token_hash IS NOT NULL)\n"
+	");\n"
+	"\n"
+	"CREATE TABLE runs (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tseries_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\treason TEXT NOT NULL CHECK (reason IN ('new', 'recheck', 'manual')),\n"
+	"\trecheck_id INTEGER REFERENCES recheck_requests(id) ON DELETE SET NULL,\n"
+	"\ttree TEXT NOT NULL,\n"
+	"\tbranch TEXT NOT NULL,\n"
+	"\tbase_commit TEXT NOT NULL,\n"
+	"\tstate TEXT NOT NULL DEFAULT 'planned'\n"
+	"\t\tCHECK (state IN ('planned', 'running', 'done', 'cancelled')),\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tfinished_at INTEGER\n"
+	");\n"
+	"CREATE INDEX runs_series ON runs(series_id, created_at);\n"
+	"CREATE INDEX runs_recheck ON runs(recheck_id);\n"
+	"\n"
+	"CREATE TABLE jobs (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\trun_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+	"\tcontext TEXT NOT NULL,\n"
+	"\thost_class TEXT NOT NULL,\n"
+	"\tbuild_mode TEXT NOT NULL,\n"
+	"\tspec TEXT NOT NULL DEFAULT '{}',\n"
+	"\tpriority INTEGER NOT NULL DEFAULT 0,\n"
+	"\tstate TEXT NOT NULL DEFAULT 'queued'\n"
+	"\t\tCHECK (state IN ('queued', 'leased', 'running', 'done', 'cancelled', 'infra-error')),\n"
+	"\tattempt INTEGER NOT NULL DEFAULT 0 CHECK (attempt >= 0),\n"
+	"\tagent_id INTEGER REFERENCES agents(id) ON DELETE SET NULL,\n"
+	"\tlease_expires INTEGER,\n"
+	"\toutcome TEXT CHECK (outcome IN ('ok', 'apply-failure', 'base-build-failure',\n"
+	"\t\t'patched-build-failure', 'bench-failure', 'infra-error')),\n"
+	"\toutcome_detail TEXT,\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tstarted_at INTEGER,\n"
+	"\tfinished_at INTEGER,\n"
+	"\tCHECK (state NOT IN ('leased', 'running') OR (attempt >= 1 AND lease_expires IS NOT NULL)),\n"
+	"\tCHECK (state NOT IN ('done', 'infra-error') OR outcome IS NOT NULL),\n"
+	"\tUNIQUE (run_id, context, host_class, build_mode)\n"
+	");\n"
+	"CREATE INDEX jobs_queued ON jobs(created_at, id) WHERE state = 'queued';\n"
+	"CREATE INDEX jobs_state ON jobs(state);\n"
+	"CREATE UNIQUE INDEX jobs_one_per_agent ON jobs(agent_id)\n"
+	"\tWHERE state IN ('leased', 'running');\n"
+	"CREATE INDEX jobs_agent ON jobs(agent_id);\n"
+	"\n"
+	"CREATE TABLE attempts (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tjob_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+	"\tattempt INTEGER NOT NULL CHECK (attempt >= 1),\n"
+	"\tagent_id INTEGER REFERENCES agents(id) ON DELETE SET NULL,\n"
+	"\tstarted_at INTEGER NOT NULL,\n"
+	"\tended_at INTEGER,\n"
+	"\toutcome TEXT CHECK (outcome IN ('ok', 'apply-failure', 'base-build-failure',\n"
+	"\t\t'patched-build-failure', 'bench-failure', 'infra-error', 'expired', 'cancelled')),\n"
+	"\treason TEXT,\n"
+	"\tUNIQUE (job_id, attempt)\n"
+	");\n"
+	"CREATE INDEX attempts_agent ON attempts(agent_id);\n"
+	"\n"
+	"CREATE TABLE results (\n"
+	"\tjob_id INTEGER NOT NULL,\n"
+	"\tattempt INTEGER NOT NULL,\n"
+	"\toutcome TEXT NOT NULL CHECK (outcome IN ('ok', 'apply-failure', 'base-build-failure',\n"
+	"\t\t'patched-build-failure', 'bench-failure', 'infra-error')),\n"
+	"\tdetail TEXT,\n"
+	"\tfingerprint TEXT NOT NULL DEFAULT '{}',\n"
+	"\tdigest TEXT NOT NULL,\n"
+	"\treceived_at INTEGER NOT NULL,\n"
+	"\tPRIMARY KEY (job_id, attempt),\n"
+	"\tFOREIGN KEY (job_id, attempt) REFERENCES attempts(job_id, attempt) ON DELETE CASCADE\n"
+	");\n"
+	"\n"
+	"CREATE TABLE samples (\n"
+	"\tjob_id INTEGER NOT NULL,\n"
+	"\tattempt INTEGER NOT NULL,\n"
+	"\tside TEXT NOT NULL CHECK (side IN ('base', 'patched')),\n"
+	"\tbenchmark TEXT NOT NULL,\n"
+	"\tmetric TEXT NOT NULL,\n"
+	"\trepetition INTEGER NOT NULL CHECK (repetition >= 0),\n"
+	"\tvalue REAL NOT NULL,\n"
+	"\tunit TEXT NOT NULL DEFAULT '',\n"
+	"\tPRIMARY KEY (job_id, attempt, side, benchmark, metric, repetition),\n"
+	"\tFOREIGN KEY (job_id, attempt) REFERENCES results(job_id, attempt) ON DELETE CASCADE\n"
+	");\n"
+	"\n"
+	"CREATE TABLE logs (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tjob_id INTEGER NOT NULL,\n"
+	"\tattempt INTEGER NOT NULL,\n"
+	"\tstage TEXT NOT NULL,\n"
+	"\tpath TEXT NOT NULL UNIQUE,\n"
+	"\tbytes INTEGER NOT NULL DEFAULT 0 CHECK (bytes >= 0),\n"
+	"\tupdated_at INTEGER NOT NULL,\n"
+	"\tUNIQUE (job_id, attempt, stage),\n"
+	"\tFOREIGN KEY (job_id, attempt) REFERENCES attempts(job_id, attempt) ON DELETE CASCADE\n"
+	");\n"
+	"\n"
+	"CREATE TABLE verdicts (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\trun_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+	"\tcontext TEXT NOT NULL,\n"
+	"\tjob_id INTEGER REFERENCES jobs(id) ON DELETE CASCADE,\n"
+	"\tbenchmark TEXT,\n"
+	"\tmetric TEXT,\n"
+	"\tbase_median REAL,\n"
+	"\tpatched_median REAL,\n"
+	"\tn_base INTEGER,\n"
+	"\tn_patched INTEGER,\n"
+	"\teffect REAL,\n"
+	"\tp REAL CHECK (p >= 0 AND p <= 1),\n"
+	"\tstate TEXT NOT NULL,\n"
+	"\tdescription TEXT NOT NULL DEFAULT '',\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tCHECK ((metric IS NULL AND benchmark IS NULL\n"
+	"\t\t\tAND state IN ('success', 'warning', 'fail'))\n"
+	"\t\tOR (metric IS NOT NULL AND benchmark IS NOT NULL AND job_id IS NOT NULL\n"
+	"\t\t\tAND state IN ('pass', 'improvement', 'regression', 'inconclusive', 'noisy')))\n"
+	");\n"
+	"CREATE UNIQUE INDEX verdicts_one ON verdicts(run_id, context, coalesce(job_id, 0),\n"
+	"\tcoalesce(benchmark, ''), coalesce(metric, ''));\n"
+	"CREATE INDEX verdicts_job ON verdicts(job_id);\n"
+	"\n"
+	"CREATE TABLE check_outbox (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tseries_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\trun_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+	"\tpatch_id INTEGER NOT NULL REFERENCES patches(id) ON DELETE CASCADE,\n"
+	"\tcontext TEXT NOT NULL CHECK (context <> '' AND context NOT LIKE '%/%'),\n"
+	"\tstate TEXT NOT NULL CHECK (state IN ('pending', 'success', 'warning', 'fail')),\n"
+	"\tdescription TEXT NOT NULL DEFAULT '',\n"
+	"\ttarget_url TEXT,\n"
+	"\tdelivery TEXT NOT NULL DEFAULT 'queued'\n"
+	"\t\tCHECK (delivery IN ('queued', 'sent', 'failed', 'cancelled')),\n"
+	"\tattempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),\n"
+	"\tnext_try INTEGER NOT NULL,\n"
+	"\tsent_at INTEGER,\n"
+	"\tresponse_code INTEGER,\n"
+	"\tresponse TEXT,\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tCHECK (delivery <> 'sent' OR sent_at IS NOT NULL),\n"
+	"\tUNIQUE (run_id, patch_id, context, state)\n"
+	");\n"
+	"CREATE INDEX check_outbox_due ON check_outbox(next_try) WHERE delivery = 'queued';\n"
+	"CREATE INDEX check_outbox_series ON check_outbox(series_id, context);\n"
+	"CREATE INDEX check_outbox_patch ON check_outbox(patch_id);\n"
+	"\n"
+	"CREATE TABLE email_outbox (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tseries_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\trun_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+	"\tcontext TEXT NOT NULL,\n"
+	"\tmsgid TEXT NOT NULL UNIQUE,\n"
+	"\tin_reply_to TEXT,\n"
+	"\tto_addrs TEXT NOT NULL,\n"
+	"\tcc_addrs TEXT NOT NULL DEFAULT '',\n"
+	"\tsubject TEXT NOT NULL,\n"
+	"\tbody TEXT NOT NULL,\n"
+	"\tdelivery TEXT NOT NULL DEFAULT 'queued'\n"
+	"\t\tCHECK (delivery IN ('queued', 'sent', 'failed', 'cancelled')),\n"
+	"\tattempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),\n"
+	"\tnext_try INTEGER NOT NULL,\n"
+	"\tsent_at INTEGER,\n"
+	"\tresponse TEXT,\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tCHECK (delivery <> 'sent' OR sent_at IS NOT NULL),\n"
+	"\tUNIQUE (run_id, context)\n"
+	");\n"
+	"CREATE INDEX email_outbox_due ON email_outbox(next_try) WHERE delivery = 'queued';\n"
+	"CREATE INDEX email_outbox_series ON email_outbox(series_id);\n"
+	"\n"
+	"PRAGMA user_version = 1;\n";
+
+/*
+ * Version 2: trends and progress.
+ *
+ * jobs gain the stage and progress an agent reports in its heartbeats (for
+ * the dashboard's queue), and an index on lease expiry for the scheduler's
+ * sweep of expired leases.
+ *
+ * history holds, per (host, tree, branch, build mode, benchmark, metric),
+ * the base side's median at each base commit measured: the dashboard's
+ * trends and the change-point detection read it, and it outlives the
+ * samples it came from (job_id is cleared when a job is pruned).
+ * change_points records suspected main-branch regressions with their
+ * commit range.
+ *
+ * The step backfills history from the results a version-1 store already
+ * holds: the median of the base side's repetitions of every finished job
+ * whose result was "ok" (window functions: SQLite has no median()).
+ */
+static const char migration_2[] =
+	"ALTER TABLE jobs ADD COLUMN stage TEXT;\n"
+	"ALTER TABLE jobs ADD COLUMN progress INTEGER CHECK (progress >= 0 AND progress <= 100);\n"
+	"ALTER TABLE jobs ADD COLUMN stage_at INTEGER;\n"
+	"CREATE INDEX jobs_lease_expiry ON jobs(lease_expires)\n"
+	"\tWHERE state IN ('leased', 'running');\n"
+	"\n"
+	"CREATE TABLE history (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\thost TEXT NOT NULL,\n"
+	"\ttree TEXT NOT NULL,\n"
+	"\tbranch TEXT NOT NULL,\n"
+	"\tbuild_mode TEXT NOT NULL,\n"
+	"\tbenchmark TEXT NOT NULL,\n"
+	"\tmetric TEXT NOT NULL,\n"
+	"\tcommit_oid TEXT NOT NULL,\n"
+	"\tvalue REAL NOT NULL,\n"
+	"\tunit TEXT NOT NULL DEFAULT '',\n"
+	"\tsamples INTEGER NOT NULL CHECK (samples >= 1),\n"
+	"\tjob_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL,\n"
+	"\tmeasured_at INTEGER NOT NULL\n"
+	");\n"
+	"CREATE INDEX history_trend ON history(host, tree, branch, build_mode, benchmark, metric,\n"
+	"\tmeasured_at);\n"
+	"CREATE UNIQUE INDEX history_job ON history(job_id, benchmark, metric);\n"
+	"\n"
+	"CREATE TABLE change_points (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\thost TEXT NOT NULL,\n"
+	"\ttree TEXT NOT NULL,\n"
+	"\tbranch TEXT NOT NULL,\n"
+	"\tbuild_mode TEXT NOT NULL,\n"
+	"\tbenchmark TEXT NOT NULL,\n"
+	"\tmetric TEXT NOT NULL,\n"
+	"\tcommit_before TEXT NOT NULL,\n"
+	"\tcommit_after TEXT NOT NULL,\n"
+	"\teffect REAL NOT NULL,\n"
+	"\tp REAL CHECK (p >= 0 AND p <= 1),\n"
+	"\tstate TEXT NOT NULL DEFAULT 'suspected'\n"
+	"\t\tCHECK (state IN ('suspected', 'confirmed', 'dismissed')),\n"
+	"\tdetected_at INTEGER NOT NULL,\n"
+	"\tUNIQUE (host, tree, branch, build_mode, benchmark, metric, commit_after)\n"
+	");\n"
+	"\n"
+	"WITH base AS (\n"
+	"\tSELECT job_id, attempt, benchmark, metric, unit, value,\n"
+	"\t\trow_number() OVER (PARTITION BY job_id, attempt, benchmark, metric\n"
+	"\t\t\tORDER BY value) AS rn,\n"
+	"\t\tcount(*) OVER (PARTITION BY job_id, attempt, benchmark, metric) AS n\n"
+	"\tFROM samples WHERE side = 'base'\n"
+	"), med AS (\n"
+	"\tSELECT job_id, attempt, benchmark, metric, max(unit) AS unit,\n"
+	"\t\tavg(value) AS value, max(n) AS n\n"
+	"\tFROM base WHERE rn IN ((n + 1) / 2, (n + 2) / 2)\n"
+	"\tGROUP BY job_id, attempt, benchmark, metric\n"
+	")\n"
+	"INSERT INTO history (host, tree, branch, build_mode, benchmark, metric, commit_oid,\n"
+	"\t\tvalue, unit, samples, job_id, measured_at)\n"
+	"\tSELECT ag.name, r.tree, r.branch, j.build_mode, m.benchmark, m.metric,\n"
+	"\t\tr.base_commit, m.value, m.unit, m.n, j.id, res.received_at\n"
+	"\tFROM med m\n"
+	"\tJOIN jobs j ON j.id = m.job_id AND j.attempt = m.attempt AND j.state = 'done'\n"
+	"\tJOIN runs r ON r.id = j.run_id\n"
+	"\tJOIN results res ON res.job_id = m.job_id AND res.attempt = m.attempt\n"
+	"\t\tAND res.outcome = 'ok'\n"
+	"\tJOIN attempts a ON a.job_id = m.job_id AND a.attempt = m.attempt\n"
+	"\tJOIN agents ag ON ag.id = a.agent_id\n"
+	"\tORDER BY res.received_at, j.id, m.benchmark, m.metric;\n"
+	"\n"
+	"PRAGMA user_version = 2;\n";
+
+const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
+	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
+	{ 2, "trends (history, change points), job stage and progress", migration_2 },
+};
