@@ -2,12 +2,15 @@
 /* Command dispatch and the small one-shot commands (check-config, db). */
 #include "ctl_cmd.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "conffile.h"
+#include "fsutil.h"
 #include "json.h"
 #include "log.h"
 #include "profile.h"
@@ -62,6 +65,15 @@ static int ctl_cmd_db(const struct ctl_config *cfg, int argc, char **argv)
 	if (argc != 2 || (strcmp(argv[1], "check") != 0 && strcmp(argv[1], "migrate") != 0)) {
 		fprintf(stderr, "usage: perfgate-controller [--db FILE] db check|migrate\n");
 		return 2;
+	}
+	/* check inspects what exists; only migrate may create a store. */
+	if (strcmp(argv[1], "check") == 0 && access(cfg->db, F_OK) != 0) {
+		fprintf(stderr, "perfgate-controller: store %s: %s\n", cfg->db, strerror(errno));
+		goto out;
+	}
+	if (strcmp(argv[1], "migrate") == 0 && pg_mkdir_parent(cfg->db, 0750, &err) < 0) {
+		fprintf(stderr, "perfgate-controller: %s\n", err.msg);
+		goto out;
 	}
 	if (store_open(&st, cfg->db, &err) < 0) {
 		fprintf(stderr, "perfgate-controller: %s\n", err.msg);

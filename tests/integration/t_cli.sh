@@ -43,3 +43,12 @@ rc=$?
 expect_grep "stopping on signal 15" "$TMP/serve.log"
 expect_rc 0 "$CTL" --config etc/controller.json --db "$TMP/state/serve.db" db check
 expect_grep "ok" "$TMP/out"
+
+# db check never creates a store; db migrate does, with its directory.
+expect_rc 1 "$CTL" --config etc/controller.json --db "$TMP/none/x.db" db check
+expect_grep "x.db: No such file or directory" "$TMP/out"
+[ ! -e "$TMP/none/x.db" ] || fail "db check created a store"
+expect_rc 0 "$CTL" --config etc/controller.json --db "$TMP/new/dir/x.db" db migrate
+expect_grep "schema version [0-9]+" "$TMP/out"
+expect_rc 0 "$CTL" --config etc/controller.json --db "$TMP/new/dir/x.db" db check
+expect_grep "^status=ok$" "$TMP/out"
