@@ -38,6 +38,16 @@ int pg_json_parse(const char *text, size_t len, cJSON **out, struct pg_err *err)
 			return pg_err_set(err, PG_EINVAL, "invalid JSON: empty document");
 		return pg_err_set(err, PG_EINVAL, "invalid JSON at line %zu, column %zu", line, col);
 	}
+	/* Only white space may follow the value: "{...} junk" is a broken
+	 * file, not a valid one with a comment. */
+	for (const char *p = end; p && p < text + len; p++) {
+		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+			cJSON_Delete(root);
+			return pg_err_set(err, PG_EINVAL,
+					  "invalid JSON: unexpected data after the value at offset %zu",
+					  (size_t)(p - text));
+		}
+	}
 	*out = root;
 	return 0;
 }

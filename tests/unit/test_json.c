@@ -42,6 +42,12 @@ static void test_parse_error_names_position(void **state)
 	/* Length-bounded: the text after len is not read. */
 	assert_int_equal(pg_json_parse("{}garbage", 2, &root, &err), 0);
 	cJSON_Delete(root);
+	/* Trailing white space is fine, trailing data is not. */
+	assert_int_equal(pg_json_parse("{} \n\t", 5, &root, &err), 0);
+	cJSON_Delete(root);
+	assert_int_equal(pg_json_parse("{\"a\":1} junk", 13, &root, &err), -1);
+	assert_null(root);
+	assert_string_equal(err.msg, "invalid JSON: unexpected data after the value at offset 8");
 }
 
 static void test_getters_types_and_ranges(void **state)
