@@ -21,9 +21,10 @@ $CTL --version
 $AGENT --version
 
 step "validating the controller configuration and the demo profile (etc/controller.json)"
-$CTL --config etc/controller.json --check-config >var-check.json.tmp || { cat var-check.json.tmp; exit 1; }
-rm -f var-check.json.tmp
-$CTL --config etc/controller.json --check-config | sed -n '1,40p'
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+$CTL --config etc/controller.json --check-config >"$out"
+sed -n '1,40p' "$out"
 echo "    ... (full output: $CTL --config etc/controller.json --check-config)"
 
 step "creating and migrating the store (var/perfgate.db)"
