@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Command dispatch and the small one-shot commands (check-config, db). */
 #include "ctl_cmd.h"
+#include "ctl_intake.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -105,6 +106,10 @@ int ctl_cmd_dispatch(const struct ctl_config *cfg, int argc, char **argv)
 	}
 	if (strcmp(argv[0], "db") == 0)
 		return ctl_cmd_db(cfg, argc, argv);
+	if (strcmp(argv[0], "ingest") == 0)
+		return ctl_cmd_ingest(cfg, argc, argv);
+	if (strcmp(argv[0], "series") == 0)
+		return ctl_cmd_series(cfg, argc, argv);
 	fprintf(stderr, "perfgate-controller: unknown command '%s' (see --help)\n", argv[0]);
 	return 2;
 }

@@ -8,10 +8,175 @@
 #include "conffile.h"
 #include "json.h"
 #include "log.h"
+#include "time.h"
 
 static const char *const ctl_config_fields[] = {
-	"db", "data_dir", "profiles_dir", "profiles", "log_level", NULL
+	"db", "data_dir", "profiles_dir", "profiles", "log_level", "project", "sources",
+	"intake", NULL
 };
+static const char *const ctl_source_fields[] = {
+	"name", "type", "url", "project", "token_file", NULL
+};
+static const char *const ctl_intake_fields[] = {
+	"interval_s", "stale_after_s", "batch", "max_message_bytes", "since", NULL
+};
+
+#define CTL_MAX_SOURCES 64
+
+const char *ctl_source_type_name(enum ctl_source_type t)
+{
+	return t == CTL_SOURCE_PATCHWORK ? "patchwork" : "public-inbox";
+}
+
+const struct ctl_source *ctl_config_source(const struct ctl_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_sources; i++)
+		if (strcmp(c->sources[i].name, name) == 0)
+			return &c->sources[i];
+	return NULL;
+}
+
+static int ctl_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 64 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+static void ctl_sources_free(struct ctl_source *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].url);
+		free(v[i].pw_project);
+		free(v[i].token_file);
+	}
+	free(v);
+}
+
+static int ctl_config_source_parse(struct ctl_source *src, const cJSON *o, const char *dir,
+				   struct pg_err *err)
+{
+	const char *type = NULL;
+
+	if (!cJSON_IsObject(o))
+		return pg_err_set(err, PG_EINVAL, "expected an object, got %s", pg_json_type_name(o));
+	if (pg_json_check_keys(o, ctl_source_fields, err) < 0 ||
+	    pg_json_get_string(o, "type", 1, &type, err) < 0 ||
+	    pg_config_string(o, "name", 0, dir, &src->name, err) < 0)
+		return -1;
+	if (!src->name)
+		return pg_err_set(err, PG_EINVAL, "field 'name': missing");
+	if (!ctl_name_ok(src->name))
+		return pg_err_set(err, PG_EINVAL, "field 'name': '%s' must be letters, digits, "
+				  "'_', '.', '-'", src->name);
+	if (strcmp(type, "public-inbox") == 0)
+		src->type = CTL_SOURCE_PUBLIC_INBOX;
+	else if (strcmp(type, "patchwork") == 0)
+		src->type = CTL_SOURCE_PATCHWORK;
+	else
+		return pg_err_set(err, PG_EINVAL, "field 'type': '%s' is not public-inbox or patchwork",
+				  type);
+	/* A local archive is a path (relative to this file); a remote one and
+	 * Patchwork are URLs. */
+	if (pg_config_string(o, "url", 0, dir, &src->url, err) < 0)
+		return -1;
+	if (!src->url)
+		return pg_err_set(err, PG_EINVAL, "field 'url': missing");
+	if (!strstr(src->url, "://")) {
+		char *abs;
+
+		if (src->type == CTL_SOURCE_PATCHWORK)
+			return pg_err_set(err, PG_EINVAL, "field 'url': '%s' is not an http(s) URL",
+					  src->url);
+		abs = pg_config_resolve(dir, src->url);
+		if (!abs)
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		free(src->url);
+		src->url = abs;
+	} else if (strncmp(src->url, "http://", 7) != 0 && strncmp(src->url, "https://", 8) != 0) {
+		return pg_err_set(err, PG_EINVAL, "field 'url': '%s' is not an http(s) URL or a path",
+				  src->url);
+	}
+	if (pg_config_string(o, "project", 0, dir, &src->pw_project, err) < 0 ||
+	    pg_config_string(o, "token_file", 1, dir, &src->token_file, err) < 0)
+		return -1;
+	if (src->type == CTL_SOURCE_PATCHWORK && !src->pw_project)
+		return pg_err_set(err, PG_EINVAL, "field 'project': missing (the Patchwork project)");
+	return 0;
+}
+
+static int ctl_config_sources(struct ctl_config *c, const cJSON *root, const char *dir,
+			      struct pg_err *err)
+{
+	const cJSON *arr = NULL, *item;
+	size_t n, i = 0;
+	int rc;
+
+	rc = pg_json_get_array(root, "sources", 0, &arr, err);
+	if (rc <= 0)
+		return rc;
+	n = (size_t)cJSON_GetArraySize(arr);
+	if (n > CTL_MAX_SOURCES)
+		return pg_err_set(err, PG_EINVAL, "field 'sources': more than %d", CTL_MAX_SOURCES);
+	if (n == 0)
+		return 0;
+	c->sources = calloc(n, sizeof(*c->sources));
+	if (!c->sources)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(item, arr) {
+		c->n_sources = i + 1;
+		if (ctl_config_source_parse(&c->sources[i], item, dir, err) < 0) {
+			pg_err_prefix(err, "field 'sources[%zu]'", i);
+			return -1;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c->sources[j].name, c->sources[i].name) == 0)
+				return pg_err_set(err, PG_EINVAL, "field 'sources[%zu]': name '%s' "
+						  "is used twice", i, c->sources[i].name);
+		i++;
+	}
+	return 0;
+}
+
+static int ctl_config_intake(struct ctl_config *c, const cJSON *root, struct pg_err *err)
+{
+	const cJSON *o = NULL;
+	const char *since = NULL;
+	int64_t v;
+	int rc;
+
+	rc = pg_json_get_object(root, "intake", 0, &o, err);
+	if (rc <= 0)
+		return rc;
+	if (pg_json_check_keys(o, ctl_intake_fields, err) < 0)
+		goto fail;
+	v = c->intake.interval_s;
+	if (pg_json_get_int(o, "interval_s", 0, 1, 86400, &v, err) < 0)
+		goto fail;
+	c->intake.interval_s = (int)v;
+	if (pg_json_get_int(o, "stale_after_s", 0, 60, 365 * 86400LL,
+			    &c->intake.stale_after_s, err) < 0)
+		goto fail;
+	v = c->intake.batch;
+	if (pg_json_get_int(o, "batch", 0, 1, 100000, &v, err) < 0)
+		goto fail;
+	c->intake.batch = (int)v;
+	if (pg_json_get_int(o, "max_message_bytes", 0, 1024, 1024LL << 20,
+			    &c->intake.max_message_bytes, err) < 0 ||
+	    pg_json_get_string(o, "since", 0, &since, err) < 0)
+		goto fail;
+	if (since && pg_time_parse_utc(since, &c->intake.since_ms) < 0) {
+		pg_err_set(err, PG_EINVAL, "field 'since': '%s' is not YYYY-MM-DDTHH:MM:SS (UTC)",
+			   since);
+		goto fail;
+	}
+	return 0;
+fail:
+	pg_err_prefix(err, "field 'intake'");
+	return -1;
+}
 
 void ctl_config_free(struct ctl_config *c)
 {
@@ -21,6 +186,8 @@ void ctl_config_free(struct ctl_config *c)
 	free(c->profiles_dir);
 	pg_config_strings_free(c->profiles, c->n_profiles);
 	free(c->log_level);
+	free(c->project);
+	ctl_sources_free(c->sources, c->n_sources);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -30,7 +197,12 @@ static int ctl_config_defaults(struct ctl_config *c, struct pg_err *err)
 	c->data_dir = strdup(PG_LOCALSTATEDIR "/perfgate");
 	c->profiles_dir = strdup(PG_DATADIR "/perfgate/profiles");
 	c->log_level = strdup("info");
-	if (!c->db || !c->data_dir || !c->profiles_dir || !c->log_level)
+	c->project = strdup("dpdk");
+	c->intake.interval_s = 300;
+	c->intake.stale_after_s = 2 * 86400;
+	c->intake.batch = 256;
+	c->intake.max_message_bytes = 32LL << 20;
+	if (!c->db || !c->data_dir || !c->profiles_dir || !c->log_level || !c->project)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
 	return 0;
 }
@@ -43,8 +215,14 @@ static int ctl_config_parse(struct ctl_config *c, const cJSON *root, const char 
 	    pg_config_string(root, "data_dir", 1, dir, &c->data_dir, err) < 0 ||
 	    pg_config_string(root, "profiles_dir", 1, dir, &c->profiles_dir, err) < 0 ||
 	    pg_config_strings(root, "profiles", &c->profiles, &c->n_profiles, err) < 0 ||
-	    pg_config_string(root, "log_level", 0, dir, &c->log_level, err) < 0)
+	    pg_config_string(root, "log_level", 0, dir, &c->log_level, err) < 0 ||
+	    pg_config_string(root, "project", 0, dir, &c->project, err) < 0 ||
+	    ctl_config_sources(c, root, dir, err) < 0 ||
+	    ctl_config_intake(c, root, err) < 0)
 		return -1;
+	if (!ctl_name_ok(c->project))
+		return pg_err_set(err, PG_EINVAL, "field 'project': '%s' must be letters, digits, "
+				  "'_', '.', '-'", c->project);
 	for (size_t i = 0; i < c->n_profiles; i++)
 		if (strchr(c->profiles[i], '/'))
 			return pg_err_set(err, PG_EINVAL,
@@ -106,7 +284,7 @@ int ctl_config_set_db(struct ctl_config *c, const char *db, struct pg_err *err)
 
 cJSON *ctl_config_to_json(const struct ctl_config *c)
 {
-	cJSON *o = cJSON_CreateObject(), *arr;
+	cJSON *o = cJSON_CreateObject(), *arr, *intake;
 
 	if (!o)
 		return NULL;
@@ -121,8 +299,39 @@ cJSON *ctl_config_to_json(const struct ctl_config *c)
 	for (size_t i = 0; i < c->n_profiles; i++)
 		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(c->profiles[i])))
 			goto fail;
-	if (!cJSON_AddStringToObject(o, "log_level", c->log_level))
+	if (!cJSON_AddStringToObject(o, "log_level", c->log_level) ||
+	    !cJSON_AddStringToObject(o, "project", c->project))
 		goto fail;
+	arr = cJSON_AddArrayToObject(o, "sources");
+	if (!arr)
+		goto fail;
+	for (size_t i = 0; i < c->n_sources; i++) {
+		const struct ctl_source *src = &c->sources[i];
+		cJSON *so = cJSON_CreateObject();
+
+		if (!so || !cJSON_AddItemToArray(arr, so) ||
+		    !cJSON_AddStringToObject(so, "name", src->name) ||
+		    !cJSON_AddStringToObject(so, "type", ctl_source_type_name(src->type)) ||
+		    !cJSON_AddStringToObject(so, "url", src->url) ||
+		    (src->pw_project && !cJSON_AddStringToObject(so, "project", src->pw_project)) ||
+		    (src->token_file && !cJSON_AddStringToObject(so, "token_file", src->token_file)))
+			goto fail;
+	}
+	intake = cJSON_AddObjectToObject(o, "intake");
+	if (!intake ||
+	    !cJSON_AddNumberToObject(intake, "interval_s", c->intake.interval_s) ||
+	    !cJSON_AddNumberToObject(intake, "stale_after_s", (double)c->intake.stale_after_s) ||
+	    !cJSON_AddNumberToObject(intake, "batch", c->intake.batch) ||
+	    !cJSON_AddNumberToObject(intake, "max_message_bytes",
+				     (double)c->intake.max_message_bytes))
+		goto fail;
+	if (c->intake.since_ms) {
+		char since[PG_TIME_UTC_MAX];
+
+		pg_time_format_utc(c->intake.since_ms, PG_TIME_NAIVE, since, sizeof(since));
+		if (!cJSON_AddStringToObject(intake, "since", since))
+			goto fail;
+	}
 	return o;
 fail:
 	cJSON_Delete(o);

@@ -11,14 +11,51 @@
  *   profiles_dir  where profile files live    (default DATADIR/perfgate/profiles)
  *   profiles      which files of profiles_dir to load (default: every *.json)
  *   log_level     "info", or "warn,store=debug" per component (default info)
+ *   project       the project the series belong to (default "dpdk")
+ *   sources       where patches come from, each
+ *                   {"name": "dpdk-dev", "type": "public-inbox",
+ *                    "url": "https://inbox.dpdk.org/dev" or a local path}
+ *                   {"name": "pw", "type": "patchwork",
+ *                    "url": "https://patches.dpdk.org/api/1.3",
+ *                    "project": "dpdk", "token_file": "..." (for checks)}
+ *                 names are [A-Za-z0-9_.-]+ and unique (default: none)
+ *   intake        {"interval_s": 300, "stale_after_s": 172800,
+ *                  "batch": 256, "max_message_bytes": 33554432,
+ *                  "since": "2026-11-01T00:00:00"}: how often the daemon
+ *                 reads its sources, after how long an incomplete series is
+ *                 reported as never completed, messages per transaction,
+ *                 the largest mail kept, and where a new Patchwork source
+ *                 starts reading events (default: 1 day before first use)
  */
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
 #include "err.h"
+
+enum ctl_source_type {
+	CTL_SOURCE_PUBLIC_INBOX,
+	CTL_SOURCE_PATCHWORK,
+};
+
+struct ctl_source {
+	char *name;
+	enum ctl_source_type type;
+	char *url;		/* URL, or absolute path for a local archive */
+	char *pw_project;	/* Patchwork project linkname */
+	char *token_file;	/* NULL when not set */
+};
+
+struct ctl_intake {
+	int interval_s;
+	int64_t stale_after_s;
+	int batch;
+	int64_t max_message_bytes;
+	int64_t since_ms;	/* 0: one day before a source's first use */
+};
 
 struct ctl_config {
 	char *path;		/* the file read; NULL when built-in defaults */
@@ -28,6 +65,10 @@ struct ctl_config {
 	char **profiles;	/* file names relative to profiles_dir */
 	size_t n_profiles;
 	char *log_level;
+	char *project;
+	struct ctl_source *sources;
+	size_t n_sources;
+	struct ctl_intake intake;
 };
 
 /* The default configuration file, SYSCONFDIR/perfgate/controller.json. */
@@ -42,6 +83,12 @@ int ctl_config_load(struct ctl_config *c, const char *path, struct pg_err *err);
 int ctl_config_set_db(struct ctl_config *c, const char *db, struct pg_err *err);
 
 void ctl_config_free(struct ctl_config *c);
+
+/* The source named `name`, or NULL. */
+const struct ctl_source *ctl_config_source(const struct ctl_config *c, const char *name);
+
+/* "public-inbox" or "patchwork". */
+const char *ctl_source_type_name(enum ctl_source_type t);
 
 /* The normalised configuration: every field, defaults filled in, absolute
  * paths.  Caller frees with cJSON_Delete; NULL when out of memory. */

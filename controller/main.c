@@ -32,11 +32,19 @@ static void usage(FILE *out)
 		"\n"
 		"commands:\n"
 		"  serve                 run the controller daemon (the default): open and\n"
-		"                        migrate the store, load the profiles, run until\n"
-		"                        SIGTERM or SIGINT\n"
+		"                        migrate the store, load the profiles, read the\n"
+		"                        sources every intake.interval_s, until SIGTERM/SIGINT\n"
 		"  db check              verify the store: integrity, foreign keys, schema\n"
 		"                        version, row counts (exit 1 when damaged)\n"
-		"  db migrate            create the store or upgrade its schema, then exit\n",
+		"  db migrate            create the store or upgrade its schema, then exit\n"
+		"  ingest [--inbox PATH|URL]... [--mbox FILE]... [--source NAME]\n"
+		"                        read the configured sources once (or only those named)\n"
+		"                        and print what was read: messages, patches, series\n"
+		"                        complete and incomplete, rejected mails with reasons\n"
+		"  series list [--json] [--state incomplete|complete|superseded|stale]\n"
+		"  series show ID [--json]\n"
+		"                        what the store holds: series, patches, dependencies,\n"
+		"                        recheck requests\n",
 		CTL_CONFIG_DEFAULT);
 }
 

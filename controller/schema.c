@@ -455,7 +455,44 @@ static const char migration_2[] =
 	"\n"
 	"PRAGMA user_version = 2;\n";
 
+/*
+ * Version 3: what series assembly needs.  series_refs is the thread index
+ * (Patchwork's SeriesReference): every Message-ID that belongs to a series
+ * (its patches, its cover, and what they reference), so that siblings
+ * arriving in any order find their series.  series_key is the title
+ * normalised for matching one version of a series with the next; stale_at
+ * marks an incomplete series reported as never completed; base_commit is
+ * the cover letter's base-commit: trailer; patches.files
+ * lists the paths a patch touches, one per line, for tree selection.
+ */
+static const char migration_3[] =
+	"CREATE TABLE series_refs (\n"
+	"\tseries_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\tmsgid TEXT NOT NULL,\n"
+	"\tPRIMARY KEY (series_id, msgid)\n"
+	");\n"
+	"CREATE INDEX series_refs_msgid ON series_refs(msgid);\n"
+	"ALTER TABLE series ADD COLUMN series_key TEXT NOT NULL DEFAULT '';\n"
+	"ALTER TABLE series ADD COLUMN is_rfc INTEGER NOT NULL DEFAULT 0 CHECK (is_rfc IN (0, 1));\n"
+	"ALTER TABLE series ADD COLUMN stale_at INTEGER;\n"
+	"ALTER TABLE series ADD COLUMN base_commit TEXT;\n"
+	"ALTER TABLE patches ADD COLUMN files TEXT NOT NULL DEFAULT '';\n"
+	"CREATE INDEX series_lineage ON series(project, submitter_addr, series_key);\n"
+	"\n"
+	"UPDATE series SET series_key = lower(title);\n"
+	"INSERT OR IGNORE INTO series_refs (series_id, msgid)\n"
+	"\tSELECT id, root_msgid FROM series;\n"
+	"INSERT OR IGNORE INTO series_refs (series_id, msgid)\n"
+	"\tSELECT p.series_id, m.msgid FROM patches p JOIN messages m ON m.id = p.message_id\n"
+	"\tWHERE m.msgid IS NOT NULL;\n"
+	"INSERT OR IGNORE INTO series_refs (series_id, msgid)\n"
+	"\tSELECT s.id, m.msgid FROM series s JOIN messages m ON m.id = s.cover_message_id\n"
+	"\tWHERE m.msgid IS NOT NULL;\n"
+	"\n"
+	"PRAGMA user_version = 3;\n";
+
 const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
 	{ 2, "trends (history, change points), job stage and progress", migration_2 },
+	{ 3, "series assembly (thread index, lineage key, stale series, files)", migration_3 },
 };

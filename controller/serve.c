@@ -3,8 +3,8 @@
  * The controller daemon's life cycle: open (and migrate) the store, load
  * the profiles, then run the main loop until SIGTERM or SIGINT.  Signal
  * handlers only set flags; the loop does the work (after OpenBSD's
- * daemons).  Intake, planning, the HTTP API and reporting hang off this
- * loop as they are built.
+ * daemons).  Intake runs every intake.interval_s; planning, the HTTP API
+ * and reporting hang off this loop as they are built.
  */
 #include "ctl_cmd.h"
 
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conffile.h"
+#include "ctl_intake.h"
 #include "fsutil.h"
 #include "log.h"
 #include "profile.h"
@@ -41,12 +42,36 @@ static int serve_signals(struct pg_err *err)
 	return 0;
 }
 
+/* One intake pass over the configured sources; a failing source is
+ * logged and retried at the next pass, a failing store stops the daemon. */
+static int serve_intake(const struct ctl_config *cfg, struct intake *in, struct pg_err *err)
+{
+	struct ctl_intake_plan plan;
+	struct intake_stats before = in->stats;
+	int failed = 0;
+
+	memset(&plan, 0, sizeof(plan));
+	if (ctl_intake_pass(cfg, in, &plan, &serve_stop, &failed, err) < 0)
+		return -1;
+	pg_log_info("serve", "intake: %lu messages (%lu rejected), %lu series completed, "
+		    "%lu rechecks%s", in->stats.read - before.read,
+		    in->stats.rejected - before.rejected,
+		    in->stats.series_completed - before.series_completed,
+		    in->stats.rechecks - before.rechecks,
+		    failed ? "; some sources failed, retrying next pass" : "");
+	return 0;
+}
+
 int ctl_serve(const struct ctl_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
 	struct profile_set ps;
 	struct store *st = NULL;
+	struct intake in;
+	int64_t next_intake = 0;
 	int rc = 1, loaded = 0;
+
+	memset(&in, 0, sizeof(in));
 
 	if (serve_signals(&err) < 0)
 		goto out;
@@ -57,17 +82,25 @@ int ctl_serve(const struct ctl_config *cfg)
 	if (pg_mkdir_p(cfg->data_dir, 0750, &err) < 0 ||
 	    pg_mkdir_parent(cfg->db, 0750, &err) < 0)
 		goto out;
-	if (store_open(&st, cfg->db, &err) < 0)
+	if (store_open(&st, cfg->db, &err) < 0 || ctl_intake_init(&in, cfg, &ps, st, &err) < 0)
 		goto out;
-	pg_log_info("serve", "ready: store %s (schema %d), %zu contexts from %s",
-		    cfg->db, STORE_SCHEMA_VERSION, ps.n_contexts, cfg->profiles_dir);
-	while (!serve_stop)
+	pg_log_info("serve", "ready: store %s (schema %d), %zu contexts from %s, %zu sources",
+		    cfg->db, STORE_SCHEMA_VERSION, ps.n_contexts, cfg->profiles_dir,
+		    cfg->n_sources);
+	while (!serve_stop) {
+		if (cfg->n_sources && pg_time_mono_ms() >= next_intake) {
+			if (serve_intake(cfg, &in, &err) < 0)
+				goto out;
+			next_intake = pg_time_mono_ms() + cfg->intake.interval_s * 1000LL;
+		}
 		pg_sleep_ms(1000, &serve_stop);
+	}
 	pg_log_info("serve", "stopping on signal %d", (int)serve_stop);
 	rc = 0;
 out:
 	if (rc)
 		pg_log_error("serve", "%s", err.msg);
+	ctl_intake_release(&in);
 	store_close(st);
 	if (loaded)
 		profile_set_free(&ps);

@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: MIT */
+/* Intake passes, the `ingest` command and the `series` views. */
+#include "ctl_intake.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "conffile.h"
+#include "fsutil.h"
+#include "intake_src.h"
+#include "json.h"
+#include "log.h"
+#include "time.h"
+
+#define CTL_MAX_CLI_SOURCES 64
+
+int ctl_intake_init(struct intake *in, const struct ctl_config *cfg,
+		    const struct profile_set *ps, struct store *st, struct pg_err *err)
+{
+	const char **ctx = NULL;
+
+	memset(in, 0, sizeof(*in));
+	in->st = st;
+	in->project = cfg->project;
+	in->max_message = (size_t)cfg->intake.max_message_bytes;
+	if (ps->n_contexts) {
+		ctx = calloc(ps->n_contexts, sizeof(*ctx));
+		if (!ctx)
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		for (size_t i = 0; i < ps->n_contexts; i++)
+			ctx[i] = ps->contexts[i].name;
+	}
+	in->contexts = ctx;
+	in->n_contexts = ps->n_contexts;
+	return 0;
+}
+
+void ctl_intake_release(struct intake *in)
+{
+	free((void *)in->contexts);
+	in->contexts = NULL;
+	in->n_contexts = 0;
+}
+
+/* data_dir/mirrors/NAME, with anything but [A-Za-z0-9_.-] made '_'. */
+static char *ctl_mirror_dir(const struct ctl_config *cfg, const char *name)
+{
+	struct pg_buf b = PG_BUF_INIT(4096);
+
+	if (pg_buf_printf(&b, "%s/mirrors/", cfg->data_dir) < 0)
+		goto fail;
+	for (const char *p = name; *p; p++) {
+		char c = *p;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			c = '_';
+		if (pg_buf_addch(&b, c) < 0)
+			goto fail;
+	}
+	return pg_buf_detach(&b, NULL);
+fail:
+	pg_buf_release(&b);
+	return NULL;
+}
+
+/* Run one source; 0 when it went through, 1 when it failed on its own
+ * (logged), -1 when the store failed. */
+static int ctl_intake_one(const struct ctl_config *cfg, struct intake *in, int type,
+			  const char *name, const char *location, const char *pw_project,
+			  const volatile sig_atomic_t *stop, struct pg_err *err)
+{
+	struct intake_src src;
+	struct pg_err e = PG_ERR_INIT;
+	char *mirror = ctl_mirror_dir(cfg, name);
+	int rc;
+
+	if (!mirror)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	memset(&src, 0, sizeof(src));
+	src.name = name;
+	src.location = location;
+	src.mirror_dir = mirror;
+	src.batch = cfg->intake.batch;
+	src.pw_project = pw_project;
+	src.since_ms = cfg->intake.since_ms;
+	pg_log_info("intake", "reading %s (%s)", name, location);
+	if (type == 0)
+		rc = intake_inbox(in, &src, stop, &e);
+	else if (type == 1)
+		rc = intake_mbox(in, &src, stop, &e);
+	else
+		rc = intake_patchwork(in, &src, stop, &e);
+	free(mirror);
+	if (rc == 0)
+		return 0;
+	if (e.code == PG_EDB) {
+		*err = e;
+		return -1;
+	}
+	pg_log_error("intake", "%s", e.msg);
+	return 1;
+}
+
+int ctl_intake_pass(const struct ctl_config *cfg, struct intake *in,
+		    const struct ctl_intake_plan *plan, const volatile sig_atomic_t *stop,
+		    int *failed, struct pg_err *err)
+{
+	char name[4200];
+	int rc;
+
+	*failed = 0;
+	for (size_t i = 0; i < plan->n_inboxes; i++) {
+		char *loc = strstr(plan->inboxes[i], "://") ? strdup(plan->inboxes[i])
+							    : pg_config_absolute(plan->inboxes[i]);
+
+		if (!loc)
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		snprintf(name, sizeof(name), "inbox:%s", loc);
+		rc = ctl_intake_one(cfg, in, 0, name, loc, NULL, stop, err);
+		free(loc);
+		if (rc < 0)
+			return -1;
+		*failed += rc;
+	}
+	for (size_t i = 0; i < plan->n_mboxes; i++) {
+		char *loc = pg_config_absolute(plan->mboxes[i]);
+
+		if (!loc)
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		snprintf(name, sizeof(name), "mbox:%s", loc);
+		rc = ctl_intake_one(cfg, in, 1, name, loc, NULL, stop, err);
+		free(loc);
+		if (rc < 0)
+			return -1;
+		*failed += rc;
+	}
+	if (plan->n_inboxes == 0 && plan->n_mboxes == 0) {
+		for (size_t i = 0; i < cfg->n_sources && !(stop && *stop); i++) {
+			const struct ctl_source *s = &cfg->sources[i];
+
+			if (plan->only_source && strcmp(plan->only_source, s->name) != 0)
+				continue;
+			rc = ctl_intake_one(cfg, in, s->type == CTL_SOURCE_PATCHWORK ? 2 : 0,
+					    s->name, s->url, s->pw_project, stop, err);
+			if (rc < 0)
+				return -1;
+			*failed += rc;
+		}
+	}
+	if (store_begin(in->st, err) < 0)
+		return -1;
+	if (intake_mark_stale(in, pg_time_wall_ms() / 1000, cfg->intake.stale_after_s, err) < 0 ||
+	    store_commit(in->st, err) < 0) {
+		store_rollback(in->st);
+		return -1;
+	}
+	return 0;
+}
+
+static int ctl_open(const struct ctl_config *cfg, struct profile_set *ps, struct store **st,
+		    struct pg_err *err)
+{
+	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
+				    cfg->n_profiles, ps, err) < 0)
+		return -1;
+	if (pg_mkdir_p(cfg->data_dir, 0750, err) < 0 || pg_mkdir_parent(cfg->db, 0750, err) < 0 ||
+	    store_open(st, cfg->db, err) < 0) {
+		profile_set_free(ps);
+		return -1;
+	}
+	return 0;
+}
+
+int ctl_cmd_ingest(const struct ctl_config *cfg, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "inbox", required_argument, NULL, 'i' },
+		{ "mbox", required_argument, NULL, 'm' },
+		{ "source", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *inboxes[CTL_MAX_CLI_SOURCES], *mboxes[CTL_MAX_CLI_SOURCES];
+	struct ctl_intake_plan plan;
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf out = PG_BUF_INIT(64 * 1024);
+	struct profile_set ps;
+	struct store *st = NULL;
+	struct intake in;
+	int opt, failed = 0, rc = 1;
+
+	memset(&plan, 0, sizeof(plan));
+	plan.inboxes = inboxes;
+	plan.mboxes = mboxes;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			if (plan.n_inboxes == CTL_MAX_CLI_SOURCES)
+				goto usage;
+			inboxes[plan.n_inboxes++] = optarg;
+			break;
+		case 'm':
+			if (plan.n_mboxes == CTL_MAX_CLI_SOURCES)
+				goto usage;
+			mboxes[plan.n_mboxes++] = optarg;
+			break;
+		case 's':
+			plan.only_source = optarg;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (optind < argc)
+		goto usage;
+	if (plan.only_source && !ctl_config_source(cfg, plan.only_source)) {
+		fprintf(stderr, "perfgate-controller: no source named '%s' in the configuration\n",
+			plan.only_source);
+		return 1;
+	}
+	if (!plan.n_inboxes && !plan.n_mboxes && cfg->n_sources == 0) {
+		fprintf(stderr, "perfgate-controller: no sources configured: name one with "
+			"--inbox PATH|URL or --mbox FILE\n");
+		return 1;
+	}
+	if (ctl_open(cfg, &ps, &st, &err) < 0) {
+		fprintf(stderr, "perfgate-controller: %s\n", err.msg);
+		return 1;
+	}
+	if (ctl_intake_init(&in, cfg, &ps, st, &err) < 0)
+		goto out;
+	if (ctl_intake_pass(cfg, &in, &plan, NULL, &failed, &err) < 0)
+		goto out;
+	if (intake_stats_print(&in.stats, &out) < 0) {
+		pg_err_set(&err, PG_ENOMEM, "summary too long");
+		goto out;
+	}
+	fputs(pg_buf_str(&out), stdout);
+	if (failed)
+		fprintf(stderr, "perfgate-controller: %d source(s) failed (see the log above)\n",
+			failed);
+	rc = failed ? 1 : 0;
+out:
+	if (rc && err.code != PG_OK)
+		fprintf(stderr, "perfgate-controller: ingest: %s\n", err.msg);
+	ctl_intake_release(&in);
+	pg_buf_release(&out);
+	store_close(st);
+	profile_set_free(&ps);
+	return rc;
+usage:
+	fprintf(stderr, "usage: perfgate-controller ingest [--inbox PATH|URL]... [--mbox FILE]..."
+		" [--source NAME]\n");
+	return 2;
+}
+
+/* ------------------------------------------------------------------ */
+/* series list / show                                                  */
+
+static const char *col_text(sqlite3_stmt *stmt, int i)
+{
+	const char *s = (const char *)sqlite3_column_text(stmt, i);
+
+	return s ? s : "";
+}
+
+static void json_add_text_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i)
+{
+	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddStringToObject(o, key, col_text(stmt, i));
+}
+
+static void json_add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i)
+{
+	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddNumberToObject(o, key, (double)sqlite3_column_int64(stmt, i));
+}
+
+#define SERIES_COLUMNS \
+	"s.id, s.state, s.version, s.total, (SELECT count(*) FROM patches p" \
+	" WHERE p.series_id = s.id), s.title, s.submitter_name, s.submitter_addr," \
+	" s.received_at, s.completed_at, s.tags, s.is_rfc, s.supersedes_id," \
+	" (SELECT n.id FROM series n WHERE n.supersedes_id = s.id LIMIT 1), s.stale_at," \
+	" s.pw_series_id, s.base_commit, s.root_msgid," \
+	" (SELECT m.msgid FROM messages m WHERE m.id = s.cover_message_id)"
+
+/* One row of SERIES_COLUMNS as JSON. */
+static cJSON *series_row_json(sqlite3_stmt *stmt)
+{
+	cJSON *o = cJSON_CreateObject();
+	char when[PG_TIME_UTC_MAX];
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "id", (double)sqlite3_column_int64(stmt, 0));
+	cJSON_AddStringToObject(o, "state", col_text(stmt, 1));
+	cJSON_AddBoolToObject(o, "stale", sqlite3_column_type(stmt, 14) != SQLITE_NULL);
+	cJSON_AddNumberToObject(o, "version", sqlite3_column_int(stmt, 2));
+	cJSON_AddNumberToObject(o, "total", sqlite3_column_int(stmt, 3));
+	cJSON_AddNumberToObject(o, "received", sqlite3_column_int(stmt, 4));
+	cJSON_AddStringToObject(o, "title", col_text(stmt, 5));
+	cJSON_AddStringToObject(o, "submitter_name", col_text(stmt, 6));
+	cJSON_AddStringToObject(o, "submitter", col_text(stmt, 7));
+	pg_time_format_utc(sqlite3_column_int64(stmt, 8) * 1000, 0, when, sizeof(when));
+	cJSON_AddStringToObject(o, "date", when);
+	cJSON_AddStringToObject(o, "tags", col_text(stmt, 10));
+	cJSON_AddBoolToObject(o, "rfc", sqlite3_column_int(stmt, 11));
+	json_add_int_or_null(o, "supersedes", stmt, 12);
+	json_add_int_or_null(o, "superseded_by", stmt, 13);
+	json_add_int_or_null(o, "patchwork_series", stmt, 15);
+	json_add_text_or_null(o, "base_commit", stmt, 16);
+	cJSON_AddStringToObject(o, "root_msgid", col_text(stmt, 17));
+	json_add_text_or_null(o, "cover_msgid", stmt, 18);
+	return o;
+}
+
+static int series_list(struct store *st, const char *state, int as_json)
+{
+	struct pg_err err = PG_ERR_INIT;
+	sqlite3_stmt *stmt = NULL;
+	cJSON *arr = as_json ? cJSON_CreateArray() : NULL;
+	char *text = NULL;
+	int row, rc = 1;
+
+	if (store_prepare(st, &stmt, "SELECT " SERIES_COLUMNS " FROM series s"
+			  " WHERE ?1 IS NULL OR s.state = ?1 OR (?1 = 'stale' AND s.stale_at"
+			  " IS NOT NULL AND s.state = 'incomplete') ORDER BY s.id",
+			  "list series", &err) < 0 ||
+	    store_bind(stmt, STORE_ARGS(state ? STORE_TEXT(state) : STORE_NULL), "list series",
+		       &err) < 0)
+		goto out;
+	if (!as_json)
+		printf("%6s  %-11s %3s %7s  %-28s %s\n", "ID", "STATE", "V", "PATCHES",
+		       "SUBMITTER", "TITLE");
+	while ((row = store_step(stmt, "list series", &err)) == 1) {
+		if (as_json) {
+			cJSON *o = series_row_json(stmt);
+
+			if (!o || !cJSON_AddItemToArray(arr, o)) {
+				cJSON_Delete(o);
+				pg_err_set(&err, PG_ENOMEM, "out of memory");
+				goto out;
+			}
+			continue;
+		}
+		printf("%6lld  %-11s v%-2d %3d/%-3d  %-28.28s %s%s\n",
+		       (long long)sqlite3_column_int64(stmt, 0),
+		       sqlite3_column_type(stmt, 14) != SQLITE_NULL &&
+		       strcmp(col_text(stmt, 1), "incomplete") == 0 ? "stale" : col_text(stmt, 1),
+		       sqlite3_column_int(stmt, 2), sqlite3_column_int(stmt, 4),
+		       sqlite3_column_int(stmt, 3), col_text(stmt, 7),
+		       sqlite3_column_int(stmt, 11) ? "[RFC] " : "", col_text(stmt, 5));
+	}
+	if (row < 0)
+		goto out;
+	if (as_json) {
+		text = pg_json_print(arr, true);
+		if (!text) {
+			pg_err_set(&err, PG_ENOMEM, "out of memory");
+			goto out;
+		}
+		printf("%s\n", text);
+	}
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, "perfgate-controller: series list: %s\n", err.msg);
+	free(text);
+	cJSON_Delete(arr);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+/* Add the rows of a query on ?1 = series id as an array of objects built
+ * by `fill`. */
+static int series_add_rows(struct store *st, cJSON *o, const char *key, const char *sql,
+			   int64_t id, void (*fill)(cJSON *, sqlite3_stmt *), struct pg_err *err)
+{
+	sqlite3_stmt *stmt = NULL;
+	cJSON *arr = cJSON_AddArrayToObject(o, key);
+	int row, rc = -1;
+
+	if (!arr)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	if (store_prepare(st, &stmt, sql, key, err) < 0 ||
+	    store_bind(stmt, STORE_ARGS(STORE_INT(id)), key, err) < 0)
+		goto out;
+	while ((row = store_step(stmt, key, err)) == 1) {
+		cJSON *item = cJSON_CreateObject();
+
+		if (!item || !cJSON_AddItemToArray(arr, item)) {
+			cJSON_Delete(item);
+			pg_err_set(err, PG_ENOMEM, "out of memory");
+			goto out;
+		}
+		fill(item, stmt);
+	}
+	rc = row < 0 ? -1 : 0;
+out:
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+static void fill_patch(cJSON *o, sqlite3_stmt *stmt)
+{
+	cJSON_AddNumberToObject(o, "number", sqlite3_column_int(stmt, 0));
+	cJSON_AddStringToObject(o, "subject", col_text(stmt, 1));
+	cJSON_AddStringToObject(o, "msgid", col_text(stmt, 2));
+	json_add_int_or_null(o, "patchwork_patch", stmt, 3);
+	json_add_text_or_null(o, "base_commit", stmt, 4);
+	cJSON_AddStringToObject(o, "files", col_text(stmt, 5));
+}
+
+static void fill_dep(cJSON *o, sqlite3_stmt *stmt)
+{
+	cJSON_AddStringToObject(o, "kind", col_text(stmt, 0));
+	cJSON_AddStringToObject(o, "ref", col_text(stmt, 1));
+	json_add_int_or_null(o, "series", stmt, 2);
+}
+
+static void fill_recheck(cJSON *o, sqlite3_stmt *stmt)
+{
+	cJSON_AddNumberToObject(o, "id", (double)sqlite3_column_int64(stmt, 0));
+	cJSON_AddStringToObject(o, "origin", col_text(stmt, 1));
+	cJSON_AddStringToObject(o, "msgid", col_text(stmt, 2));
+	cJSON_AddStringToObject(o, "requester", col_text(stmt, 3));
+	cJSON_AddStringToObject(o, "contexts", col_text(stmt, 4));
+	json_add_text_or_null(o, "rebase", stmt, 5);
+	cJSON_AddStringToObject(o, "state", col_text(stmt, 6));
+}
+
+static void series_print_text(const cJSON *s)
+{
+	const cJSON *item;
+
+#define S(k) (cJSON_GetStringValue(cJSON_GetObjectItem(s, k)) ? \
+	      cJSON_GetStringValue(cJSON_GetObjectItem(s, k)) : "-")
+#define N(k) (cJSON_IsNumber(cJSON_GetObjectItem(s, k)) ? \
+	      (long long)cJSON_GetObjectItem(s, k)->valuedouble : -1LL)
+	printf("series %lld: %s%s\n", N("id"), cJSON_IsTrue(cJSON_GetObjectItem(s, "rfc")) ?
+	       "[RFC] " : "", S("title"));
+	printf("  state:       %s%s\n", S("state"),
+	       cJSON_IsTrue(cJSON_GetObjectItem(s, "stale")) ? " (stale: never completed)" : "");
+	printf("  version:     v%lld, %lld of %lld patches\n", N("version"), N("received"),
+	       N("total"));
+	printf("  submitter:   %s <%s>\n", S("submitter_name"), S("submitter"));
+	printf("  date:        %s\n", S("date"));
+	printf("  tags:        %s\n", *S("tags") ? S("tags") : "-");
+	printf("  thread:      <%s>\n", S("root_msgid"));
+	printf("  cover:       %s%s%s\n", cJSON_IsString(cJSON_GetObjectItem(s, "cover_msgid")) ?
+	       "<" : "", S("cover_msgid"),
+	       cJSON_IsString(cJSON_GetObjectItem(s, "cover_msgid")) ? ">" : "");
+	printf("  base-commit: %s\n", S("base_commit"));
+	if (N("supersedes") >= 0)
+		printf("  supersedes:  series %lld\n", N("supersedes"));
+	if (N("superseded_by") >= 0)
+		printf("  superseded:  by series %lld\n", N("superseded_by"));
+	if (N("patchwork_series") >= 0)
+		printf("  patchwork:   series %lld\n", N("patchwork_series"));
+	cJSON_ArrayForEach(item, cJSON_GetObjectItem(s, "patches")) {
+		const cJSON *pw = cJSON_GetObjectItem(item, "patchwork_patch");
+
+		printf("  %2d/%lld %s\n", (int)cJSON_GetObjectItem(item, "number")->valuedouble,
+		       N("total"), cJSON_GetStringValue(cJSON_GetObjectItem(item, "subject")));
+		printf("        <%s>%s", cJSON_GetStringValue(cJSON_GetObjectItem(item, "msgid")),
+		       cJSON_IsNumber(pw) ? "" : "\n");
+		if (cJSON_IsNumber(pw))
+			printf(" patchwork %lld\n", (long long)pw->valuedouble);
+	}
+	cJSON_ArrayForEach(item, cJSON_GetObjectItem(s, "depends_on")) {
+		const cJSON *dep = cJSON_GetObjectItem(item, "series");
+
+		printf("  depends on:  %s %s%s", cJSON_GetStringValue(cJSON_GetObjectItem(item, "kind")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "ref")),
+		       cJSON_IsNumber(dep) ? "" : " (not seen yet)\n");
+		if (cJSON_IsNumber(dep))
+			printf(" = series %lld\n", (long long)dep->valuedouble);
+	}
+	cJSON_ArrayForEach(item, cJSON_GetObjectItem(s, "rechecks"))
+		printf("  recheck:     %s (%s, by %s, %s)\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "contexts")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "origin")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "requester")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "state")));
+#undef S
+#undef N
+}
+
+static int series_show(struct store *st, const char *id_text, int as_json)
+{
+	struct pg_err err = PG_ERR_INIT;
+	sqlite3_stmt *stmt = NULL;
+	cJSON *o = NULL;
+	char *end = NULL, *text = NULL;
+	long long id = strtoll(id_text, &end, 10);
+	int row, rc = 1;
+
+	if (!*id_text || *end || id <= 0) {
+		fprintf(stderr, "perfgate-controller: series show: '%s' is not a series id\n",
+			id_text);
+		return 2;
+	}
+	if (store_prepare(st, &stmt, "SELECT " SERIES_COLUMNS " FROM series s WHERE s.id = ?1",
+			  "show series", &err) < 0 ||
+	    store_bind(stmt, STORE_ARGS(STORE_INT(id)), "show series", &err) < 0)
+		goto out;
+	row = store_step(stmt, "show series", &err);
+	if (row < 0)
+		goto out;
+	if (row == 0) {
+		pg_err_set(&err, PG_ENOTFOUND, "no series %lld", id);
+		goto out;
+	}
+	o = series_row_json(stmt);
+	if (!o ||
+	    series_add_rows(st, o, "patches",
+			    "SELECT p.number, p.subject, m.msgid, p.pw_patch_id, p.base_commit, p.files"
+			    " FROM patches p JOIN messages m ON m.id = p.message_id"
+			    " WHERE p.series_id = ?1 ORDER BY p.number", id, fill_patch, &err) < 0 ||
+	    series_add_rows(st, o, "depends_on",
+			    "SELECT kind, ref, dep_series_id FROM series_deps WHERE series_id = ?1"
+			    " ORDER BY kind, ref", id, fill_dep, &err) < 0 ||
+	    series_add_rows(st, o, "rechecks",
+			    "SELECT id, origin, msgid, requester, contexts, rebase_branch, state"
+			    " FROM recheck_requests WHERE series_id = ?1 ORDER BY id", id,
+			    fill_recheck, &err) < 0)
+		goto out;
+	if (as_json) {
+		text = pg_json_print(o, true);
+		if (!text) {
+			pg_err_set(&err, PG_ENOMEM, "out of memory");
+			goto out;
+		}
+		printf("%s\n", text);
+	} else {
+		series_print_text(o);
+	}
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, "perfgate-controller: series show: %s\n", err.msg);
+	free(text);
+	cJSON_Delete(o);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+int ctl_cmd_series(const struct ctl_config *cfg, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "state", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pg_err err = PG_ERR_INIT;
+	struct store *st = NULL;
+	const char *state = NULL;
+	int opt, as_json = 0, rc;
+
+	if (argc < 2)
+		goto usage;
+	optind = 2;
+	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			as_json = 1;
+			break;
+		case 's':
+			state = optarg;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (state && strcmp(state, "incomplete") && strcmp(state, "complete") &&
+	    strcmp(state, "superseded") && strcmp(state, "stale")) {
+		fprintf(stderr, "perfgate-controller: --state: '%s' is not incomplete, complete, "
+			"superseded or stale\n", state);
+		return 2;
+	}
+	if (strcmp(argv[1], "list") == 0 ? optind != argc :
+	    strcmp(argv[1], "show") == 0 ? optind != argc - 1 : 1)
+		goto usage;
+	if (access(cfg->db, F_OK) != 0) {
+		fprintf(stderr, "perfgate-controller: store %s does not exist (run ingest first)\n",
+			cfg->db);
+		return 1;
+	}
+	if (store_open(&st, cfg->db, &err) < 0) {
+		fprintf(stderr, "perfgate-controller: %s\n", err.msg);
+		return 1;
+	}
+	if (strcmp(argv[1], "list") == 0)
+		rc = series_list(st, state, as_json);
+	else
+		rc = series_show(st, argv[optind], as_json);
+	store_close(st);
+	return rc;
+usage:
+	fprintf(stderr, "usage: perfgate-controller series list [--json] [--state STATE]\n"
+		"       perfgate-controller series show ID [--json]\n");
+	return 2;
+}

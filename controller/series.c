@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/* Series assembly: see series.h for the rules. */
+#include "series.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "log.h"
+#include "store.h"
+
+/* Unthreaded siblings must have been sent this close together (Patchwork's
+ * SERIES_DELAY_INTERVAL). */
+#define SERIES_UNTHREADED_WINDOW_S (20 * 60)
+
+/* Lowercased copy of an address for comparisons (out has room). */
+static void series_lower(const char *in, char *out, size_t outlen)
+{
+	size_t i = 0;
+
+	for (; in[i] && i + 1 < outlen; i++)
+		out[i] = (char)tolower((unsigned char)in[i]);
+	out[i] = '\0';
+}
+
+/* Run a query whose first column is an id; 0 in *id when no row. */
+static int series_query_id(struct store *st, const char *what, const char *sql,
+			   const struct store_arg *args, size_t nargs, int64_t *id,
+			   struct pg_err *err)
+{
+	struct pg_err e = PG_ERR_INIT;
+
+	*id = 0;
+	if (store_query_int(st, what, sql, args, nargs, id, &e) < 0) {
+		if (e.code == PG_ENOTFOUND)
+			return 0;
+		*err = e;
+		return -1;
+	}
+	return 0;
+}
+
+int series_of_msgid(struct intake *in, const char *msgid, int64_t *series_id,
+		    struct pg_err *err)
+{
+	if (series_query_id(in->st, "find series of patch",
+			    "SELECT p.series_id FROM patches p JOIN messages m ON m.id = p.message_id"
+			    " JOIN series s ON s.id = p.series_id"
+			    " WHERE m.msgid = ?1 AND s.project = ?2 ORDER BY p.series_id DESC LIMIT 1",
+			    STORE_ARGS(STORE_TEXT(msgid), STORE_TEXT(in->project)),
+			    series_id, err) < 0)
+		return -1;
+	if (*series_id)
+		return 0;
+	return series_query_id(in->st, "find series of cover",
+			       "SELECT s.id FROM series s JOIN messages m ON m.id = s.cover_message_id"
+			       " WHERE m.msgid = ?1 AND s.project = ?2 ORDER BY s.id DESC LIMIT 1",
+			       STORE_ARGS(STORE_TEXT(msgid), STORE_TEXT(in->project)),
+			       series_id, err);
+}
+
+/* The ids a mail is threaded under, closest first: its own Message-ID,
+ * In-Reply-To, then References from the last (the parent) to the first. */
+static size_t series_thread_ids(const struct pg_mail *m, const char **ids, size_t max)
+{
+	size_t n = 0;
+
+	if (n < max && *m->message_id)
+		ids[n++] = m->message_id;
+	if (n < max && *m->in_reply_to)
+		ids[n++] = m->in_reply_to;
+	for (size_t i = m->nreferences; i > 0 && n < max; i--)
+		ids[n++] = m->references[i - 1];
+	return n;
+}
+
+/* Find the series a numbered patch or cover belongs to (0 when none). */
+static int series_find(struct intake *in, const struct series_mail *sm, const char *submitter,
+		       unsigned version, unsigned total, int64_t *series_id,
+		       struct pg_err *err)
+{
+	const char *ids[64];
+	size_t n = series_thread_ids(sm->mail, ids, 64);
+
+	*series_id = 0;
+	for (size_t i = 0; i < n && !*series_id; i++)
+		if (series_query_id(in->st, "find series by thread",
+				    "SELECT s.id FROM series_refs r JOIN series s ON s.id = r.series_id"
+				    " WHERE r.msgid = ?1 AND s.project = ?2 AND s.version = ?3"
+				    " AND s.total = ?4 AND s.submitter_addr = ?5"
+				    " ORDER BY s.id DESC LIMIT 1",
+				    STORE_ARGS(STORE_TEXT(ids[i]), STORE_TEXT(in->project),
+					       STORE_INT(version), STORE_INT(total),
+					       STORE_TEXT(submitter)),
+				    series_id, err) < 0)
+			return -1;
+	if (*series_id)
+		return 0;
+	return series_query_id(in->st, "find unthreaded series",
+			       "SELECT id FROM series WHERE project = ?1 AND submitter_addr = ?2"
+			       " AND version = ?3 AND total = ?4 AND state = 'incomplete'"
+			       " AND abs(received_at - ?5) <= ?6 ORDER BY id DESC LIMIT 1",
+			       STORE_ARGS(STORE_TEXT(in->project), STORE_TEXT(submitter),
+					  STORE_INT(version), STORE_INT(total), STORE_INT(sm->date_s),
+					  STORE_INT(SERIES_UNTHREADED_WINDOW_S)),
+			       series_id, err);
+}
+
+static int series_tags(const struct pg_subject *s, char *out, size_t outlen)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < s->ntags; i++) {
+		int n = snprintf(out + len, outlen - len, "%s%s", len ? "," : "", s->tags[i]);
+
+		if (n < 0 || (size_t)n >= outlen - len)
+			return -1;
+		len += (size_t)n;
+	}
+	return 0;
+}
+
+static int series_create(struct intake *in, const struct series_mail *sm, const char *submitter,
+			 unsigned version, unsigned total, int64_t *series_id,
+			 struct pg_err *err)
+{
+	const struct pg_mail *m = sm->mail;
+	const char *root = m->nreferences ? m->references[0] :
+			   *m->in_reply_to ? m->in_reply_to : m->message_id;
+	char tags[PG_SUBJECT_TAGS_MAX * PG_SUBJECT_TAG_MAX + PG_SUBJECT_TAGS_MAX];
+
+	/* A cover letter starts its own thread. */
+	if (sm->subject->is_cover)
+		root = m->message_id;
+	if (series_tags(sm->subject, tags, sizeof(tags)) < 0)
+		tags[0] = '\0';
+	if (store_run(in->st, "create series",
+		      "INSERT INTO series (project, root_msgid, version, total, title, tags,"
+		      " submitter_name, submitter_addr, state, received_at, series_key, is_rfc,"
+		      " pw_series_id)"
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'incomplete', ?9, ?10, ?11, ?12)",
+		      STORE_ARGS(STORE_TEXT(in->project), STORE_TEXT(root), STORE_INT(version),
+				 STORE_INT(total), STORE_TEXT(sm->subject->title), STORE_TEXT(tags),
+				 STORE_TEXT(m->from_name), STORE_TEXT(submitter),
+				 STORE_INT(sm->date_s), STORE_TEXT(sm->subject->key),
+				 STORE_INT(sm->subject->is_rfc ? 1 : 0),
+				 sm->pw_series_id ? STORE_INT(sm->pw_series_id) : STORE_NULL),
+		      err) < 0)
+		return -1;
+	*series_id = store_last_id(in->st);
+	in->stats.series_created++;
+	return 0;
+}
+
+/* Index the mail's own id and what it references under the series. */
+static int series_index(struct intake *in, int64_t series_id, const struct pg_mail *m,
+			struct pg_err *err)
+{
+	const char *ids[64];
+	size_t n = series_thread_ids(m, ids, 64);
+
+	for (size_t i = 0; i < n; i++)
+		if (store_run(in->st, "index series thread",
+			      "INSERT OR IGNORE INTO series_refs (series_id, msgid) VALUES (?1, ?2)",
+			      STORE_ARGS(STORE_INT(series_id), STORE_TEXT(ids[i])), err) < 0)
+			return -1;
+	return 0;
+}
+
+static int series_add_deps(struct intake *in, int64_t series_id, const struct pg_trailers *t,
+			   struct pg_err *err)
+{
+	for (size_t i = 0; i < t->ndeps; i++) {
+		const struct pg_dep *d = &t->deps[i];
+		char ref[PG_TRAILERS_MSGID_MAX];
+		int64_t dep = 0;
+
+		if (d->kind == PG_DEP_MSGID) {
+			snprintf(ref, sizeof(ref), "%s", d->msgid);
+			if (series_of_msgid(in, d->msgid, &dep, err) < 0)
+				return -1;
+		} else {
+			snprintf(ref, sizeof(ref), "%llu", (unsigned long long)d->id);
+			if (series_query_id(in->st, "resolve dependency",
+					    d->kind == PG_DEP_SERIES ?
+					    "SELECT id FROM series WHERE project = ?1 AND pw_series_id = ?2" :
+					    "SELECT p.series_id FROM patches p JOIN series s ON s.id = p.series_id"
+					    " WHERE s.project = ?1 AND p.pw_patch_id = ?2",
+					    STORE_ARGS(STORE_TEXT(in->project), STORE_INT((int64_t)d->id)),
+					    &dep, err) < 0)
+				return -1;
+		}
+		if (dep == series_id)
+			continue;
+		if (store_run(in->st, "record dependency",
+			      "INSERT OR IGNORE INTO series_deps (series_id, kind, ref, dep_series_id)"
+			      " VALUES (?1, ?2, ?3, ?4)",
+			      STORE_ARGS(STORE_INT(series_id), STORE_TEXT(pg_dep_kind_name(d->kind)),
+					 STORE_TEXT(ref), dep ? STORE_INT(dep) : STORE_NULL),
+			      err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Supersede older versions of a series that just completed, or the
+ * series itself when a newer version of it is already there. */
+static int series_supersede(struct intake *in, int64_t series_id, struct pg_err *err)
+{
+	int64_t newer = 0, older;
+
+	if (series_query_id(in->st, "find newer version",
+			    "SELECT n.id FROM series s JOIN series n ON n.project = s.project"
+			    " AND n.submitter_addr = s.submitter_addr AND n.series_key = s.series_key"
+			    " AND n.version > s.version AND n.state = 'complete'"
+			    " WHERE s.id = ?1 AND s.series_key <> '' ORDER BY n.version DESC LIMIT 1",
+			    STORE_ARGS(STORE_INT(series_id)), &newer, err) < 0)
+		return -1;
+	if (newer) {
+		if (store_run(in->st, "supersede late series",
+			      "UPDATE series SET state = 'superseded' WHERE id = ?1",
+			      STORE_ARGS(STORE_INT(series_id)), err) < 0 ||
+		    store_run(in->st, "link late series",
+			      "UPDATE series SET supersedes_id = ?1 WHERE id = ?2 AND supersedes_id IS NULL",
+			      STORE_ARGS(STORE_INT(series_id), STORE_INT(newer)), err) < 0)
+			return -1;
+		in->stats.series_superseded++;
+		pg_log_info("intake", "series %lld: superseded by the newer version %lld",
+			    (long long)series_id, (long long)newer);
+		return 0;
+	}
+	/* Older versions: same lineage, or threaded under a message of ours
+	 * (a v2 sent --in-reply-to the v1 cover). */
+	for (;;) {
+		if (series_query_id(in->st, "find older version",
+				    "SELECT o.id FROM series s JOIN series o ON o.project = s.project"
+				    " AND o.version < s.version AND o.state <> 'superseded' AND o.id <> s.id"
+				    " WHERE s.id = ?1 AND ((o.submitter_addr = s.submitter_addr"
+				    "   AND o.series_key = s.series_key AND s.series_key <> '')"
+				    "  OR o.id IN (SELECT r2.series_id FROM series_refs r1"
+				    "   JOIN series_refs r2 ON r2.msgid = r1.msgid"
+				    "   JOIN series x ON x.id = r2.series_id"
+				    "   WHERE r1.series_id = s.id AND x.submitter_addr = s.submitter_addr))"
+				    " ORDER BY o.version DESC, o.id DESC LIMIT 1",
+				    STORE_ARGS(STORE_INT(series_id)), &older, err) < 0)
+			return -1;
+		if (!older)
+			return 0;
+		if (store_run(in->st, "supersede older version",
+			      "UPDATE series SET state = 'superseded' WHERE id = ?1",
+			      STORE_ARGS(STORE_INT(older)), err) < 0 ||
+		    store_run(in->st, "link older version",
+			      "UPDATE series SET supersedes_id = ?1 WHERE id = ?2 AND supersedes_id IS NULL",
+			      STORE_ARGS(STORE_INT(older), STORE_INT(series_id)), err) < 0)
+			return -1;
+		in->stats.series_superseded++;
+		pg_log_info("intake", "series %lld: supersedes series %lld",
+			    (long long)series_id, (long long)older);
+	}
+}
+
+/* Mark the series complete when patches 1..total are all there. */
+static int series_check_complete(struct intake *in, int64_t series_id, struct pg_err *err)
+{
+	int64_t missing = 0;
+
+	if (store_query_int(in->st, "count missing patches",
+			    "SELECT s.total - count(p.id) FROM series s"
+			    " LEFT JOIN patches p ON p.series_id = s.id"
+			    " WHERE s.id = ?1 AND s.state = 'incomplete' GROUP BY s.id",
+			    STORE_ARGS(STORE_INT(series_id)), &missing, err) < 0) {
+		if (err->code == PG_ENOTFOUND)
+			return 0;	/* already complete or superseded */
+		return -1;
+	}
+	if (missing > 0)
+		return 0;
+	if (store_run(in->st, "complete series",
+		      "UPDATE series SET state = 'complete', completed_at = strftime('%s', 'now')"
+		      " WHERE id = ?1",
+		      STORE_ARGS(STORE_INT(series_id)), err) < 0)
+		return -1;
+	in->stats.series_completed++;
+	return series_supersede(in, series_id, err);
+}
+
+static int series_has(struct intake *in, int64_t series_id, unsigned number, int *has,
+		      struct pg_err *err)
+{
+	int64_t id;
+
+	if (series_query_id(in->st, "look for patch number",
+			    number ? "SELECT id FROM patches WHERE series_id = ?1 AND number = ?2"
+				   : "SELECT id FROM series WHERE id = ?1 AND ?2 = 0"
+				     " AND cover_message_id IS NOT NULL",
+			    STORE_ARGS(STORE_INT(series_id), STORE_INT(number)), &id, err) < 0)
+		return -1;
+	*has = id != 0;
+	return 0;
+}
+
+/* Find the series for a numbered mail, or create one; a series that
+ * already holds this number means a resend: start a new one. */
+static int series_place(struct intake *in, const struct series_mail *sm, unsigned number,
+			unsigned total, int64_t *series_id, struct pg_err *err)
+{
+	char submitter[256];
+	int has = 0;
+
+	series_lower(sm->mail->from_addr, submitter, sizeof(submitter));
+	*series_id = 0;
+	if (sm->subject->has_counter &&
+	    series_find(in, sm, submitter, sm->subject->version, total, series_id, err) < 0)
+		return -1;
+	if (*series_id && series_has(in, *series_id, number, &has, err) < 0)
+		return -1;
+	if (!*series_id || has)
+		return series_create(in, sm, submitter, sm->subject->version, total, series_id, err);
+	return 0;
+}
+
+static int series_join_files(const struct pg_mail *m, struct pg_buf *out)
+{
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (pg_buf_printf(out, "%s%s", i ? "\n" : "", m->files[i]) < 0)
+			return -1;
+	return 0;
+}
+
+int series_add_patch(struct intake *in, const struct series_mail *sm, struct pg_err *err)
+{
+	const struct pg_subject *s = sm->subject;
+	unsigned number = s->has_counter ? s->number : 1;
+	unsigned total = s->has_counter ? s->total : 1;
+	struct pg_buf files = PG_BUF_INIT(1024 * 1024);
+	int64_t series_id;
+	int rc = -1;
+
+	if (number < 1 || total < 1 || number > total) {
+		in->stats.other++;
+		pg_log_warn("intake", "message <%s>: patch %u/%u is out of range: not assembled",
+			    sm->mail->message_id, number, total);
+		return 0;
+	}
+	if (series_place(in, sm, number, total, &series_id, err) < 0)
+		goto out;
+	if (series_join_files(sm->mail, &files) < 0) {
+		pg_err_set(err, PG_ENOMEM, "list of files too large");
+		goto out;
+	}
+	if (store_run(in->st, "add patch",
+		      "INSERT INTO patches (series_id, number, message_id, pw_patch_id, subject,"
+		      " base_commit, files) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+		      STORE_ARGS(STORE_INT(series_id), STORE_INT(number),
+				 STORE_INT(sm->message_row),
+				 sm->pw_patch_id ? STORE_INT(sm->pw_patch_id) : STORE_NULL,
+				 STORE_TEXT(sm->mail->subject),
+				 *sm->trailers->base_commit ? STORE_TEXT(sm->trailers->base_commit)
+							    : STORE_NULL,
+				 STORE_TEXT(pg_buf_str(&files))),
+		      err) < 0)
+		goto out;
+	in->stats.patches++;
+	/* Without a cover, patch 1 names the series. */
+	if (number == 1 &&
+	    store_run(in->st, "name series after patch 1",
+		      "UPDATE series SET title = ?1, series_key = ?2"
+		      " WHERE id = ?3 AND cover_message_id IS NULL",
+		      STORE_ARGS(STORE_TEXT(s->title), STORE_TEXT(s->key), STORE_INT(series_id)),
+		      err) < 0)
+		goto out;
+	if (sm->pw_series_id &&
+	    store_run(in->st, "remember Patchwork series",
+		      "UPDATE series SET pw_series_id = ?1 WHERE id = ?2 AND pw_series_id IS NULL",
+		      STORE_ARGS(STORE_INT(sm->pw_series_id), STORE_INT(series_id)), err) < 0)
+		goto out;
+	if (series_index(in, series_id, sm->mail, err) < 0 ||
+	    series_add_deps(in, series_id, sm->trailers, err) < 0 ||
+	    series_check_complete(in, series_id, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	pg_buf_release(&files);
+	return rc;
+}
+
+int series_add_cover(struct intake *in, const struct series_mail *sm, struct pg_err *err)
+{
+	const struct pg_subject *s = sm->subject;
+	int64_t series_id;
+
+	if (s->total < 1) {
+		in->stats.other++;
+		return 0;
+	}
+	if (series_place(in, sm, 0, s->total, &series_id, err) < 0)
+		return -1;
+	if (store_run(in->st, "attach cover letter",
+		      "UPDATE series SET cover_message_id = ?1, title = ?2, series_key = ?3,"
+		      " base_commit = coalesce(?4, base_commit),"
+		      " pw_series_id = coalesce(pw_series_id, ?5) WHERE id = ?6",
+		      STORE_ARGS(STORE_INT(sm->message_row), STORE_TEXT(s->title),
+				 STORE_TEXT(s->key),
+				 *sm->trailers->base_commit ? STORE_TEXT(sm->trailers->base_commit)
+							    : STORE_NULL,
+				 sm->pw_series_id ? STORE_INT(sm->pw_series_id) : STORE_NULL,
+				 STORE_INT(series_id)),
+		      err) < 0)
+		return -1;
+	in->stats.covers++;
+	if (series_index(in, series_id, sm->mail, err) < 0 ||
+	    series_add_deps(in, series_id, sm->trailers, err) < 0)
+		return -1;
+	/* The lineage key may have changed with the cover's title. */
+	return series_check_complete(in, series_id, err);
+}
+
+int series_recheck(struct intake *in, int64_t series_id, const char *origin, const char *msgid,
+		   const char *requester, const struct pg_trailers *tr, struct pg_err *err)
+{
+	struct pg_buf ctx = PG_BUF_INIT(4096);
+	struct pg_recheck ours;
+	int rc = -1;
+
+	if (pg_trailers_recheck_ours(tr, in->contexts, in->n_contexts, &ours) == 0)
+		return 0;
+	for (size_t i = 0; i < ours.ncontexts; i++)
+		if (pg_buf_printf(&ctx, "%s%s", i ? "," : "", ours.contexts[i]) < 0) {
+			pg_err_set(err, PG_ENOMEM, "recheck contexts too long");
+			goto out;
+		}
+	if (store_run(in->st, "record recheck request",
+		      "INSERT OR IGNORE INTO recheck_requests (series_id, origin, msgid, requester,"
+		      " contexts, rebase_branch, created_at)"
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, strftime('%s', 'now'))",
+		      STORE_ARGS(STORE_INT(series_id), STORE_TEXT(origin), STORE_TEXT(msgid),
+				 STORE_TEXT(requester), STORE_TEXT(pg_buf_str(&ctx)),
+				 *ours.rebase ? STORE_TEXT(ours.rebase) : STORE_NULL),
+		      err) < 0)
+		goto out;
+	if (store_changes(in->st) > 0) {
+		in->stats.rechecks++;
+		pg_log_info("intake", "series %lld: recheck of %s requested by %s%s%s",
+			    (long long)series_id, pg_buf_str(&ctx), requester,
+			    *ours.rebase ? " after a rebase on " : "", ours.rebase);
+	}
+	rc = 0;
+out:
+	pg_buf_release(&ctx);
+	return rc;
+}
+
+int series_add_reply(struct intake *in, const struct series_mail *sm, struct pg_err *err)
+{
+	const char *ids[64];
+	int64_t series_id = 0;
+	size_t n;
+
+	in->stats.replies++;
+	if (sm->trailers->recheck.ncontexts == 0)
+		return 0;
+	/* The series of the closest message above the reply. */
+	n = series_thread_ids(sm->mail, ids, 64);
+	for (size_t i = 1; i < n && !series_id; i++)
+		if (series_of_msgid(in, ids[i], &series_id, err) < 0)
+			return -1;
+	if (!series_id) {
+		pg_log_warn("intake", "message <%s>: Recheck-request in a thread we do not know",
+			    sm->mail->message_id);
+		return 0;
+	}
+	return series_recheck(in, series_id, "mail", sm->mail->message_id, sm->mail->from_addr,
+			      sm->trailers, err);
+}
