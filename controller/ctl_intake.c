@@ -2,7 +2,6 @@
 /* Intake passes, the `ingest` command and the `series` views. */
 #include "ctl_intake.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,28 @@
 #include "time.h"
 
 #define CTL_MAX_CLI_SOURCES 64
+
+/*
+ * Match argv[*i] against the option `name` taking a value, as "--name
+ * VALUE" or "--name=VALUE".  Returns 1 and sets *val (NULL when the value
+ * is missing), or 0 when argv[*i] is another word.  Subcommands parse by
+ * hand: getopt's state belongs to main().
+ */
+static int ctl_opt(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) != 0)
+		return 0;
+	if (argv[*i][n] == '=') {
+		*val = argv[*i] + n + 1;
+		return 1;
+	}
+	if (argv[*i][n] != '\0')
+		return 0;
+	*val = *i + 1 < argc ? argv[++*i] : NULL;
+	return 1;
+}
 
 int ctl_intake_init(struct intake *in, const struct ctl_config *cfg,
 		    const struct profile_set *ps, struct store *st, struct pg_err *err)
@@ -178,12 +199,6 @@ static int ctl_open(const struct ctl_config *cfg, struct profile_set *ps, struct
 
 int ctl_cmd_ingest(const struct ctl_config *cfg, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "inbox", required_argument, NULL, 'i' },
-		{ "mbox", required_argument, NULL, 'm' },
-		{ "source", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *inboxes[CTL_MAX_CLI_SOURCES], *mboxes[CTL_MAX_CLI_SOURCES];
 	struct ctl_intake_plan plan;
 	struct pg_err err = PG_ERR_INIT;
@@ -191,33 +206,30 @@ int ctl_cmd_ingest(const struct ctl_config *cfg, int argc, char **argv)
 	struct profile_set ps;
 	struct store *st = NULL;
 	struct intake in;
-	int opt, failed = 0, rc = 1;
+	int failed = 0, rc = 1;
 
 	memset(&plan, 0, sizeof(plan));
 	plan.inboxes = inboxes;
 	plan.mboxes = mboxes;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			if (plan.n_inboxes == CTL_MAX_CLI_SOURCES)
+	for (int i = 1; i < argc; i++) {
+		const char *val = NULL;
+
+		if (ctl_opt(argc, argv, &i, "--inbox", &val) > 0) {
+			if (!val || plan.n_inboxes == CTL_MAX_CLI_SOURCES)
 				goto usage;
-			inboxes[plan.n_inboxes++] = optarg;
-			break;
-		case 'm':
-			if (plan.n_mboxes == CTL_MAX_CLI_SOURCES)
+			inboxes[plan.n_inboxes++] = val;
+		} else if (ctl_opt(argc, argv, &i, "--mbox", &val) > 0) {
+			if (!val || plan.n_mboxes == CTL_MAX_CLI_SOURCES)
 				goto usage;
-			mboxes[plan.n_mboxes++] = optarg;
-			break;
-		case 's':
-			plan.only_source = optarg;
-			break;
-		default:
+			mboxes[plan.n_mboxes++] = val;
+		} else if (ctl_opt(argc, argv, &i, "--source", &val) > 0) {
+			if (!val)
+				goto usage;
+			plan.only_source = val;
+		} else {
 			goto usage;
 		}
 	}
-	if (optind < argc)
-		goto usage;
 	if (plan.only_source && !ctl_config_source(cfg, plan.only_source)) {
 		fprintf(stderr, "perfgate-controller: no source named '%s' in the configuration\n",
 			plan.only_source);
@@ -556,29 +568,26 @@ out:
 
 int ctl_cmd_series(const struct ctl_config *cfg, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "state", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct pg_err err = PG_ERR_INIT;
 	struct store *st = NULL;
-	const char *state = NULL;
-	int opt, as_json = 0, rc;
+	const char *state = NULL, *id = NULL;
+	int as_json = 0, rc;
 
 	if (argc < 2)
 		goto usage;
-	optind = 2;
-	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
+	for (int i = 2; i < argc; i++) {
+		const char *val = NULL;
+
+		if (strcmp(argv[i], "--json") == 0) {
 			as_json = 1;
-			break;
-		case 's':
-			state = optarg;
-			break;
-		default:
+		} else if (ctl_opt(argc, argv, &i, "--state", &val) > 0) {
+			if (!val)
+				goto usage;
+			state = val;
+		} else if (argv[i][0] == '-' || id) {
 			goto usage;
+		} else {
+			id = argv[i];
 		}
 	}
 	if (state && strcmp(state, "incomplete") && strcmp(state, "complete") &&
@@ -587,8 +596,8 @@ int ctl_cmd_series(const struct ctl_config *cfg, int argc, char **argv)
 			"superseded or stale\n", state);
 		return 2;
 	}
-	if (strcmp(argv[1], "list") == 0 ? optind != argc :
-	    strcmp(argv[1], "show") == 0 ? optind != argc - 1 : 1)
+	if (strcmp(argv[1], "list") == 0 ? id != NULL :
+	    strcmp(argv[1], "show") == 0 ? id == NULL || state != NULL : 1)
 		goto usage;
 	if (access(cfg->db, F_OK) != 0) {
 		fprintf(stderr, "perfgate-controller: store %s does not exist (run ingest first)\n",
@@ -602,7 +611,7 @@ int ctl_cmd_series(const struct ctl_config *cfg, int argc, char **argv)
 	if (strcmp(argv[1], "list") == 0)
 		rc = series_list(st, state, as_json);
 	else
-		rc = series_show(st, argv[optind], as_json);
+		rc = series_show(st, id, as_json);
 	store_close(st);
 	return rc;
 usage:

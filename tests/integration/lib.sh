@@ -39,3 +39,30 @@ expect_rc() {
 expect_grep() {
 	grep -Eq -- "$1" "$2" || { cat "$2" >&2; fail "'$2' does not match /$1/"; }
 }
+
+# corpus_mbox DIR OUT: concatenate DIR/*.eml into an mbox, adding a From_
+# separator where a mail has none and a newline where one is missing.
+corpus_mbox() {
+	: >"$2"
+	for f in "$1"/*.eml; do
+		head -c5 "$f" | grep -q '^From ' ||
+			echo "From corpus@example.org Thu Jan  1 00:00:00 1970" >>"$2"
+		cat "$f" >>"$2"
+		[ "$(tail -c1 "$f" | od -An -c | tr -d ' ')" = '\n' ] || echo >>"$2"
+	done
+}
+
+# write_config FILE [EXTRA_JSON_MEMBERS]: a controller configuration with
+# its store and data under $TMP/state and the demo profile.
+write_config() {
+	cat >"$1" <<EOC
+{ "db": "$TMP/state/perfgate.db", "data_dir": "$TMP/state",
+  "profiles_dir": "$PG_TOP/profiles", "profiles": ["demo.json"]${2:+, $2} }
+EOC
+}
+
+# jq_is FILE FILTER EXPECTED: fail unless jq -r FILTER FILE prints EXPECTED.
+jq_is() {
+	got=$(jq -r "$2" "$1") || fail "jq '$2' failed on $1"
+	[ "$got" = "$3" ] || fail "jq '$2' on $1: got '$got', expected '$3'"
+}
