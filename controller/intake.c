@@ -113,7 +113,10 @@ int intake_message(struct intake *in, const struct intake_origin *from,
 		rc = intake_reject(in, from, raw, len, perr.msg, err);
 		goto out;
 	}
-	pg_subject_parse(m.subject, &subj);
+	if (pg_subject_parse(m.subject, &subj) < 0) {
+		pg_err_set(err, PG_EINVAL, "subject parser refused its input");
+		goto out;
+	}
 	kind = intake_kind(&m, &subj);
 	date_s = m.date_ms ? m.date_ms / 1000 : pg_time_wall_ms() / 1000;
 	if (intake_refs(&m, &refs) < 0) {

@@ -35,6 +35,7 @@ static const struct {
 	{ "messages", "SELECT count(*) FROM messages" },
 	{ "series", "SELECT count(*) FROM series" },
 	{ "series_deps", "SELECT count(*) FROM series_deps" },
+	{ "series_refs", "SELECT count(*) FROM series_refs" },
 	{ "patches", "SELECT count(*) FROM patches" },
 	{ "recheck_requests", "SELECT count(*) FROM recheck_requests" },
 	{ "agents", "SELECT count(*) FROM agents" },
