@@ -13,7 +13,8 @@
  * The network comes first; then one transaction stores what the event
  * brought, marks the event seen (source_events, so the inclusive `since`
  * and repeated series-completed events are harmless) and moves the
- * category's cursor (the event's date in ms).
+ * category's cursor (the event's date in ms; polls start an hour before
+ * it, see PW_EVENT_OVERLAP_MS).
  */
 #include "intake_src.h"
 
@@ -29,6 +30,14 @@
 #include "series.h"
 #include "time.h"
 #include "trailers.h"
+
+/*
+ * Each poll goes back this far before the cursor: Patchwork dates an event
+ * when it is created, inside a transaction that may commit later than a
+ * newer one, so an event can appear behind a cursor that has passed its
+ * date.  source_events drops the ones seen already.
+ */
+#define PW_EVENT_OVERLAP_MS (3600 * 1000LL)
 
 static const char *const pw_categories[] = {
 	"series-completed", "patch-comment-created", "cover-comment-created",
@@ -118,10 +127,30 @@ static int pw_series(struct pw_pass *p, const struct pg_pw_event *ev, struct pg_
 {
 	struct pg_pw_series s;
 	struct pw_mail *mails = NULL;
+	int64_t have = 0;
 	size_t n = 0;
 	int rc = -1, in_tx = 0;
 
 	memset(&s, 0, sizeof(s));
+	/* series-completed fires again for a series Patchwork already
+	 * completed (another patch joined it): one we hold complete is not
+	 * fetched again. */
+	if (store_query_int(p->in->st, "look up Patchwork series",
+			    "SELECT count(*) FROM series WHERE project = ?1 AND pw_series_id = ?2"
+			    " AND state <> 'incomplete'",
+			    STORE_ARGS(STORE_TEXT(p->in->project), STORE_INT(ev->series_id)),
+			    &have, err) < 0)
+		goto out;
+	if (have) {
+		if (store_begin(p->in->st, err) < 0)
+			goto out;
+		in_tx = 1;
+		if (pw_done(p, ev, err) < 0 || store_commit(p->in->st, err) < 0)
+			goto out;
+		in_tx = 0;
+		rc = 0;
+		goto out;
+	}
 	if (pg_pw_get_series(p->pw, ev->series_id, &s, err) < 0)
 		goto out;
 	mails = calloc(s.npatches + 1, sizeof(*mails));
@@ -285,7 +314,7 @@ int intake_patchwork(struct intake *in, const struct intake_src *src,
 		if (intake_cursor_get(in, p.source_id, p.scope, cursor, sizeof(cursor), err) < 0)
 			goto out;
 		if (*cursor)
-			since = strtoll(cursor, NULL, 10);
+			since = strtoll(cursor, NULL, 10) - PW_EVENT_OVERLAP_MS;
 		else
 			since = src->since_ms ? src->since_ms : pg_time_wall_ms() - 86400 * 1000LL;
 		for (;;) {
