@@ -150,8 +150,8 @@ fuzz: $(FUZZ_BINS)
 			build/fuzz/corpus-$$n $$c || exit 1; \
 	done
 
-bench: $(BENCH_BINS)
-	./bench/run.sh $(BENCH_BINS)
+bench: all $(BENCH_BINS)
+	PG_BUILD=$(abspath $(BUILD)) ./bench/run.sh $(BENCH_BINS) $(wildcard bench/*.sh)
 
 demo:
 	./scripts/demo.sh

@@ -9,6 +9,7 @@ if [ $# -eq 0 ]; then
 fi
 failed=0
 for b in "$@"; do
+	[ "$(basename "$b")" = run.sh ] && continue
 	echo "== $(basename "$b")"
 	if ! "$b"; then
 		echo "bench: $(basename "$b") failed" >&2
