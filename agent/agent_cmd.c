@@ -48,47 +48,23 @@ int agent_cmd_check_config(const struct agent_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
 	struct profile_set ps;
-	cJSON *out = NULL, *item;
-	char *text = NULL;
-	int rc = 1;
+	cJSON *matches;
+	int rc = 0, n_classes;
 
 	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
 				    cfg->n_profiles, &ps, &err) < 0) {
 		fprintf(stderr, "perfgate-agent: %s\n", err.msg);
 		return 1;
 	}
-	out = cJSON_CreateObject();
-	if (!out)
-		goto oom;
-	item = agent_config_to_json(cfg);
-	if (!item || !cJSON_AddItemToObject(out, "config", item)) {
-		cJSON_Delete(item);
-		goto oom;
-	}
-	item = profile_set_to_json(&ps);
-	if (!item || !cJSON_AddItemToObject(out, "profiles", item)) {
-		cJSON_Delete(item);
-		goto oom;
-	}
-	item = agent_matches_to_json(cfg, &ps);
-	if (!item || !cJSON_AddItemToObject(out, "matches", item)) {
-		cJSON_Delete(item);
-		goto oom;
-	}
-	text = pg_json_print(out, true);
-	if (!text)
-		goto oom;
-	printf("%s\n", text);
-	if (cJSON_GetArraySize(cJSON_GetObjectItem(item, "host_classes")) == 0)
+	matches = agent_matches_to_json(cfg, &ps);
+	n_classes = matches ? cJSON_GetArraySize(cJSON_GetObjectItem(matches, "host_classes")) : 0;
+	if (pg_config_print(agent_config_to_json(cfg), &ps, "matches", matches) < 0) {
+		fprintf(stderr, "perfgate-agent: --check-config: out of memory\n");
+		rc = 1;
+	} else if (n_classes == 0) {
 		pg_log_warn("config", "labels of agent '%s' match no host class of the profiles: "
 			    "it would never get a job", cfg->name);
-	rc = 0;
-	goto out;
-oom:
-	fprintf(stderr, "perfgate-agent: --check-config: out of memory\n");
-out:
-	free(text);
-	cJSON_Delete(out);
+	}
 	profile_set_free(&ps);
 	return rc;
 }

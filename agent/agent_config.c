@@ -103,9 +103,11 @@ static int agent_config_labels(struct agent_config *c, const cJSON *root, struct
 	return 0;
 }
 
-static int agent_config_parse(struct agent_config *c, const cJSON *root, const char *dir,
+static int agent_config_parse(void *cfg, const cJSON *root, const char *dir,
 			      struct pg_err *err)
 {
+	struct agent_config *c = cfg;
+
 	if (pg_json_check_keys(root, agent_config_fields, err) < 0 ||
 	    pg_config_string(root, "name", 0, dir, &c->name, err) < 0 ||
 	    pg_config_string(root, "controller_url", 0, dir, &c->controller_url, err) < 0 ||
@@ -125,52 +127,19 @@ static int agent_config_parse(struct agent_config *c, const cJSON *root, const c
 	if (!agent_label_ok(c->name))
 		return pg_err_set(err, PG_EINVAL,
 				  "field 'name': '%s' must be letters, digits, '_', '.', '-'", c->name);
-	for (size_t i = 0; i < c->n_profiles; i++)
-		if (strchr(c->profiles[i], '/'))
-			return pg_err_set(err, PG_EINVAL,
-					  "field 'profiles[%zu]': '%s' must be a file name in profiles_dir",
-					  i, c->profiles[i]);
-	if (pg_log_set_levels(c->log_level) < 0)
-		return pg_err_set(err, PG_EINVAL,
-				  "field 'log_level': '%s' is not LEVEL[,component=LEVEL...] "
-				  "with levels error, warn, info, debug", c->log_level);
-	return 0;
+	return pg_config_check_common(c->profiles, c->n_profiles, c->log_level, err);
 }
 
 int agent_config_load(struct agent_config *c, const char *path, struct pg_err *err)
 {
-	cJSON *root = NULL;
-	char *dir = NULL;
-	int rc = -1;
-
 	memset(c, 0, sizeof(*c));
-	if (agent_config_defaults(c, err) < 0)
-		goto out;
-	if (!path) {
-		if (access(AGENT_CONFIG_DEFAULT, F_OK) != 0) {
-			rc = 0;
-			goto out;
-		}
-		path = AGENT_CONFIG_DEFAULT;
-	}
-	if (pg_config_read(path, &root, &dir, err) < 0)
-		goto out;
-	c->path = pg_config_absolute(path);
-	if (!c->path) {
-		pg_err_set(err, PG_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (agent_config_parse(c, root, dir, err) < 0) {
-		pg_err_prefix(err, "%s", path);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (rc < 0)
+	if (agent_config_defaults(c, err) < 0 ||
+	    pg_config_load(path, AGENT_CONFIG_DEFAULT, agent_config_parse, c, &c->path,
+			   err) < 0) {
 		agent_config_free(c);
-	cJSON_Delete(root);
-	free(dir);
-	return rc;
+		return -1;
+	}
+	return 0;
 }
 
 cJSON *agent_config_to_json(const struct agent_config *c)

@@ -21,37 +21,17 @@ int ctl_cmd_check_config(const struct ctl_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
 	struct profile_set ps;
-	cJSON *out = NULL, *item;
-	char *text = NULL;
-	int rc = 1;
+	int rc = 0;
 
 	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
 				    cfg->n_profiles, &ps, &err) < 0) {
 		fprintf(stderr, "perfgate-controller: %s\n", err.msg);
 		return 1;
 	}
-	out = cJSON_CreateObject();
-	item = ctl_config_to_json(cfg);
-	if (!out || !item || !cJSON_AddItemToObject(out, "config", item)) {
-		cJSON_Delete(item);
-		goto oom;
+	if (pg_config_print(ctl_config_to_json(cfg), &ps, NULL, NULL) < 0) {
+		fprintf(stderr, "perfgate-controller: --check-config: out of memory\n");
+		rc = 1;
 	}
-	item = profile_set_to_json(&ps);
-	if (!item || !cJSON_AddItemToObject(out, "profiles", item)) {
-		cJSON_Delete(item);
-		goto oom;
-	}
-	text = pg_json_print(out, true);
-	if (!text)
-		goto oom;
-	printf("%s\n", text);
-	rc = 0;
-	goto out;
-oom:
-	fprintf(stderr, "perfgate-controller: --check-config: out of memory\n");
-out:
-	free(text);
-	cJSON_Delete(out);
 	profile_set_free(&ps);
 	return rc;
 }

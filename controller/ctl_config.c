@@ -207,9 +207,11 @@ static int ctl_config_defaults(struct ctl_config *c, struct pg_err *err)
 	return 0;
 }
 
-static int ctl_config_parse(struct ctl_config *c, const cJSON *root, const char *dir,
+static int ctl_config_parse(void *cfg, const cJSON *root, const char *dir,
 			    struct pg_err *err)
 {
+	struct ctl_config *c = cfg;
+
 	if (pg_json_check_keys(root, ctl_config_fields, err) < 0 ||
 	    pg_config_string(root, "db", 1, dir, &c->db, err) < 0 ||
 	    pg_config_string(root, "data_dir", 1, dir, &c->data_dir, err) < 0 ||
@@ -223,52 +225,20 @@ static int ctl_config_parse(struct ctl_config *c, const cJSON *root, const char 
 	if (!ctl_name_ok(c->project))
 		return pg_err_set(err, PG_EINVAL, "field 'project': '%s' must be letters, digits, "
 				  "'_', '.', '-'", c->project);
-	for (size_t i = 0; i < c->n_profiles; i++)
-		if (strchr(c->profiles[i], '/'))
-			return pg_err_set(err, PG_EINVAL,
-					  "field 'profiles[%zu]': '%s' must be a file name in profiles_dir",
-					  i, c->profiles[i]);
-	if (pg_log_set_levels(c->log_level) < 0)
-		return pg_err_set(err, PG_EINVAL,
-				  "field 'log_level': '%s' is not LEVEL[,component=LEVEL...] "
-				  "with levels error, warn, info, debug", c->log_level);
+	if (pg_config_check_common(c->profiles, c->n_profiles, c->log_level, err) < 0)
+		return -1;
 	return 0;
 }
 
 int ctl_config_load(struct ctl_config *c, const char *path, struct pg_err *err)
 {
-	cJSON *root = NULL;
-	char *dir = NULL;
-	int rc = -1;
-
 	memset(c, 0, sizeof(*c));
-	if (ctl_config_defaults(c, err) < 0)
-		goto out;
-	if (!path) {
-		if (access(CTL_CONFIG_DEFAULT, F_OK) != 0) {
-			rc = 0;
-			goto out;
-		}
-		path = CTL_CONFIG_DEFAULT;
-	}
-	if (pg_config_read(path, &root, &dir, err) < 0)
-		goto out;
-	c->path = pg_config_absolute(path);
-	if (!c->path) {
-		pg_err_set(err, PG_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (ctl_config_parse(c, root, dir, err) < 0) {
-		pg_err_prefix(err, "%s", path);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (rc < 0)
+	if (ctl_config_defaults(c, err) < 0 ||
+	    pg_config_load(path, CTL_CONFIG_DEFAULT, ctl_config_parse, c, &c->path, err) < 0) {
 		ctl_config_free(c);
-	cJSON_Delete(root);
-	free(dir);
-	return rc;
+		return -1;
+	}
+	return 0;
 }
 
 int ctl_config_set_db(struct ctl_config *c, const char *db, struct pg_err *err)

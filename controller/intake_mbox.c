@@ -8,13 +8,11 @@
  */
 #include "intake_src.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "buf.h"
+#include "fsutil.h"
 #include "log.h"
 #include "mbox.h"
 
@@ -64,32 +62,6 @@ fail:
 	return -1;
 }
 
-static int mbox_read(const char *path, struct pg_buf *b, struct pg_err *err)
-{
-	char chunk[65536];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
-
-	if (fd < 0)
-		return pg_err_errno(err, "open '%s'", path);
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			pg_err_errno(err, "read '%s'", path);
-			goto out;
-		}
-		if (pg_buf_add(b, chunk, (size_t)n) < 0) {
-			pg_err_set(err, PG_ETOOBIG, "'%s': larger than %zu bytes", path, b->max);
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	close(fd);
-	return rc;
-}
-
 int intake_mbox(struct intake *in, const struct intake_src *src,
 		const volatile sig_atomic_t *stop, struct pg_err *err)
 {
@@ -104,7 +76,7 @@ int intake_mbox(struct intake *in, const struct intake_src *src,
 	p.stop = stop;
 	p.err = err;
 	if (intake_source(in, src->name, "mbox", src->location, &p.source_id, err) < 0 ||
-	    mbox_read(src->location, &file, err) < 0)
+	    pg_read_file(src->location, &file, err) < 0)
 		goto out;
 	/* public-inbox and `git format-patch --pretty=mboxrd` say so on
 	 * their separator lines; everything else is left as written. */

@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "json.h"
+#include "log.h"
 
 /* Drop "." and "name/.." components of an absolute path in place, so that
  * printed paths read as an operator would write them. */
@@ -191,5 +193,84 @@ int pg_config_load_profiles(const char *dir, const char *const *files, size_t n,
 	rc = profile_set_load(ps, (const char *const *)paths, n, err);
 out:
 	pg_config_strings_free(paths, n);
+	return rc;
+}
+
+int pg_config_load(const char *path, const char *default_path, pg_config_parse_fn parse,
+		   void *cfg, char **used, struct pg_err *err)
+{
+	cJSON *root = NULL;
+	char *dir = NULL;
+	int rc = -1;
+
+	*used = NULL;
+	if (!path) {
+		if (access(default_path, F_OK) != 0)
+			return 0;
+		path = default_path;
+	}
+	if (pg_config_read(path, &root, &dir, err) < 0)
+		goto out;
+	*used = pg_config_absolute(path);
+	if (!*used) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (parse(cfg, root, dir, err) < 0) {
+		pg_err_prefix(err, "%s", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	free(dir);
+	return rc;
+}
+
+int pg_config_check_common(char *const *profiles, size_t n, const char *log_level,
+			   struct pg_err *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strchr(profiles[i], '/'))
+			return pg_err_set(err, PG_EINVAL,
+					  "field 'profiles[%zu]': '%s' must be a file name in profiles_dir",
+					  i, profiles[i]);
+	if (pg_log_set_levels(log_level) < 0)
+		return pg_err_set(err, PG_EINVAL,
+				  "field 'log_level': '%s' is not LEVEL[,component=LEVEL...] "
+				  "with levels error, warn, info, debug", log_level);
+	return 0;
+}
+
+int pg_config_print(cJSON *config, const struct profile_set *ps, const char *extra_key,
+		    cJSON *extra)
+{
+	cJSON *out = cJSON_CreateObject(), *profiles = profile_set_to_json(ps);
+	char *text = NULL;
+	int rc = -1;
+
+	if (!out || !config || !profiles)
+		goto out;
+	cJSON_AddItemToObject(out, "config", config);
+	config = NULL;
+	cJSON_AddItemToObject(out, "profiles", profiles);
+	profiles = NULL;
+	if (extra_key) {
+		if (!extra)
+			goto out;
+		cJSON_AddItemToObject(out, extra_key, extra);
+		extra = NULL;
+	}
+	text = pg_json_print(out, true);
+	if (!text)
+		goto out;
+	printf("%s\n", text);
+	rc = 0;
+out:
+	free(text);
+	cJSON_Delete(out);
+	cJSON_Delete(config);
+	cJSON_Delete(profiles);
+	cJSON_Delete(extra);
 	return rc;
 }

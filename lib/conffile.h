@@ -45,6 +45,35 @@ int pg_config_strings(const cJSON *root, const char *key, char ***out, size_t *n
 /* Free a vector from pg_config_strings(). */
 void pg_config_strings_free(char **v, size_t n);
 
+/* Parses a configuration's JSON object into the daemon's own struct. */
+typedef int (*pg_config_parse_fn)(void *cfg, const cJSON *root, const char *dir,
+				  struct pg_err *err);
+
+/*
+ * Load a daemon's configuration file: `path`, or when NULL
+ * `default_path` if it exists (when it does not, nothing is read: the
+ * caller's built-in defaults stand, *used is NULL, and 0 is returned).
+ * parse() fills cfg from the file's object; errors are prefixed with the
+ * file's name.  *used is the absolute path read (malloc'd).  Returns 0 or
+ * -1.
+ */
+int pg_config_load(const char *path, const char *default_path, pg_config_parse_fn parse,
+		   void *cfg, char **used, struct pg_err *err);
+
+/* The checks both daemons make on their common fields: profile names are
+ * file names in profiles_dir, and log_level parses (and is applied). */
+int pg_config_check_common(char *const *profiles, size_t n, const char *log_level,
+			   struct pg_err *err);
+
+/*
+ * Print {"config": config, "profiles": <ps normalised>[, extra_key:
+ * extra]} to stdout, indented: what --check-config shows.  Takes ownership
+ * of config and extra (either may be NULL only when out of memory).
+ * Returns 0, or -1 when out of memory.
+ */
+int pg_config_print(cJSON *config, const struct profile_set *ps, const char *extra_key,
+		    cJSON *extra);
+
 /* Load the profile catalogue a configuration names: the files `files`
  * (names inside `dir`), or every *.json of `dir` when n is 0.  Returns 0,
  * or -1 with *ps empty and err naming the file and field. */

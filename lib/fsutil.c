@@ -127,3 +127,32 @@ out:
 		unlink(tmp);
 	return rc;
 }
+
+int pg_read_file(const char *path, struct pg_buf *b, struct pg_err *err)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+	if (fd < 0)
+		return pg_err_errno(err, "open '%s'", path);
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			pg_err_errno(err, "read '%s'", path);
+			goto out;
+		}
+		if (pg_buf_add(b, chunk, (size_t)n) < 0) {
+			if (errno == E2BIG)
+				pg_err_set(err, PG_ETOOBIG, "'%s': larger than %zu bytes", path, b->max);
+			else
+				pg_err_errno(err, "read '%s'", path);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "buf.h"
 #include "err.h"
 
 /* Create `path` and its missing parents with `mode` (like mkdir -p).
@@ -15,6 +16,10 @@ int pg_mkdir_p(const char *path, mode_t mode, struct pg_err *err);
 
 /* Make the parent directory of the file `path` (mkdir -p of its dirname). */
 int pg_mkdir_parent(const char *path, mode_t mode, struct pg_err *err);
+
+/* Append the whole file `path` to b, bounded by b->max (PG_ETOOBIG
+ * beyond, naming the file).  Returns 0 or -1. */
+int pg_read_file(const char *path, struct pg_buf *b, struct pg_err *err);
 
 /* Replace `path` with `len` bytes atomically: write a temporary file in the
  * same directory, fsync it, rename it over `path`, fsync the directory.

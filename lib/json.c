@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "json.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "buf.h"
+#include "fsutil.h"
 
 int pg_json_parse(const char *text, size_t len, cJSON **out, struct pg_err *err)
 {
@@ -55,36 +52,17 @@ int pg_json_parse(const char *text, size_t len, cJSON **out, struct pg_err *err)
 int pg_json_parse_file(const char *path, size_t max, cJSON **out, struct pg_err *err)
 {
 	struct pg_buf b = PG_BUF_INIT(max);
-	char chunk[8192];
-	int fd, rc = -1;
-	ssize_t n;
+	int rc = -1;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pg_err_errno(err, "open '%s'", path);
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			pg_err_errno(err, "read '%s'", path);
-			goto out;
-		}
-		if (pg_buf_add(&b, chunk, (size_t)n) < 0) {
-			if (errno == E2BIG)
-				pg_err_set(err, PG_ETOOBIG, "'%s': larger than %zu bytes", path, max);
-			else
-				pg_err_errno(err, "read '%s'", path);
-			goto out;
-		}
-	}
+	if (pg_read_file(path, &b, err) < 0)
+		goto out;
 	if (pg_json_parse(pg_buf_str(&b), b.len, out, err) < 0) {
 		pg_err_prefix(err, "%s", path);
 		goto out;
 	}
 	rc = 0;
 out:
-	close(fd);
 	pg_buf_release(&b);
 	return rc;
 }
