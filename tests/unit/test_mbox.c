@@ -3,7 +3,7 @@
  * Unit tests for patches/mbox.c: git mailsplit's separator test, the
  * real mboxes in tests/mail/ (git format-patch --stdout, --pretty=mboxrd,
  * a public-inbox mboxrd), unescaping, bare messages, CRLF, the callback
- * contract and linear time.
+ * contract and a large input.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -350,13 +349,13 @@ static int count_only(const char *msg, size_t len, void *arg)
 	return 0;
 }
 
-static void test_linear_time(void **state)
+/* Large input: the split must still be right (its speed is the
+ * benchmarks' business, not a test's). */
+static void test_large_input(void **state)
 {
 	struct pg_buf b = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	struct pg_err err = PG_ERR_INIT;
-	struct timespec t0, t1;
 	size_t total = 0;
-	double dt;
 
 	(void)state;
 	/* 50,000 messages, every body line an escaped From */
@@ -367,13 +366,8 @@ static void test_linear_time(void **state)
 	/* and one 5 MB line with colons and digits, no newline */
 	while (b.len < 10 * 1000 * 1000)
 		assert_int_equal(pg_buf_adds(&b, "From 1:2:3 4:5:6 "), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(pg_mbox_split(b.data, b.len, PG_MBOX_MBOXRD, count_only, &total,
 				       &err), 50000);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (dt > 20.0)
-		fail_msg("split of %zu bytes took %.2f s", b.len, dt);
 	assert_true(total > 5 * 1000 * 1000);
 	pg_buf_release(&b);
 }
@@ -388,7 +382,7 @@ int main(void)
 		cmocka_unit_test(test_bare_and_empty),
 		cmocka_unit_test(test_crlf_mbox),
 		cmocka_unit_test(test_callback_stops),
-		cmocka_unit_test(test_linear_time),
+		cmocka_unit_test(test_large_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
