@@ -5,6 +5,7 @@
  * a buffer and linear in its length.
  */
 #include "mail_int.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -236,17 +237,6 @@ int pg_mail_to_utf8(struct pg_buf *out, enum pg_mail_charset cs,
 
 /* ---- RFC 2047 ------------------------------------------------------------ */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Where the next "?=" is.  Encoded words are found by their terminator;
  * searching afresh from every "=?" would be quadratic on a subject full of
@@ -296,8 +286,8 @@ static int ew_decode_text(struct pg_buf *out, char enc, const char *s, size_t n)
 				if (pg_buf_addch(out, ' ') < 0)
 					return -1;
 			} else if (s[i] == '=' && i + 2 < n &&
-				   (hi = hexval(s[i + 1])) >= 0 &&
-				   (lo = hexval(s[i + 2])) >= 0) {
+				   (hi = pg_hexval((unsigned char)s[i + 1])) >= 0 &&
+				   (lo = pg_hexval((unsigned char)s[i + 2])) >= 0) {
 				if (pg_buf_addch(out, (char)(hi << 4 | lo)) < 0)
 					return -1;
 				i += 2;

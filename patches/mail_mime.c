@@ -7,6 +7,7 @@
  * deep; each level scans its bytes once, so the whole walk is linear.
  */
 #include "mail_int.h"
+#include "text.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -255,17 +256,6 @@ static bool is_patch_part(const struct ctype *ct)
 
 /* ---- transfer encodings ------------------------------------------------ */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int pg_mail_qp_decode(struct pg_buf *out, const char *s, size_t n)
 {
 	size_t i = 0;
@@ -281,8 +271,8 @@ int pg_mail_qp_decode(struct pg_buf *out, const char *s, size_t n)
 		if (i >= n)
 			break;
 		/* s[i] == '=' */
-		if (i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
-		    (lo = hexval(s[i + 2])) >= 0) {
+		if (i + 2 < n && (hi = pg_hexval((unsigned char)s[i + 1])) >= 0 &&
+		    (lo = pg_hexval((unsigned char)s[i + 2])) >= 0) {
 			if (pg_buf_addch(out, (char)(hi << 4 | lo)) < 0)
 				return -1;
 			i += 3;

@@ -5,6 +5,7 @@
  * then tokenised once), so the work is linear in its length.
  */
 #include "subject.h"
+#include "text.h"
 
 #include <string.h>
 
@@ -391,29 +392,6 @@ static size_t paren_version_len(const char *p, unsigned int *v)
 	return n + 3;
 }
 
-/* Cut dst[0..len) back so that it does not end inside a UTF-8 sequence;
- * returns the new length. */
-static size_t utf8_cut(const char *dst, size_t len)
-{
-	size_t i = len, need;
-	unsigned char lead;
-
-	while (i > 0 && len - i < 3 && ((unsigned char)dst[i - 1] & 0xc0) == 0x80)
-		i--;
-	if (i == 0)
-		return len;
-	lead = (unsigned char)dst[i - 1];
-	if (lead >= 0xf0)
-		need = 4;
-	else if (lead >= 0xe0)
-		need = 3;
-	else if (lead >= 0xc0)
-		need = 2;
-	else
-		return len;	/* ASCII, or stray continuation bytes */
-	return len - (i - 1) < need ? i - 1 : len;
-}
-
 /*
  * Copy src to dst[size] with white space collapsed and trimmed, and, when
  * strip_vn, "(vN)" markers dropped and ASCII lowercased (the series key).
@@ -449,7 +427,7 @@ static size_t normalise(char *dst, size_t size, const char *src, bool strip_vn,
 		src++;
 	}
 	if (*truncated) {
-		len = utf8_cut(dst, len);
+		len = pg_utf8_cut(dst, len);
 		while (len > 0 && dst[len - 1] == ' ')
 			len--;
 	}

@@ -6,6 +6,7 @@
  * pass for a trailer, whatever it says.
  */
 #include "trailers.h"
+#include "text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,17 +49,6 @@ static bool is_alnum(unsigned char c)
 static bool is_hspace(unsigned char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static int hexval(unsigned char c)
-{
-	if (is_digit(c))
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* ASCII-only lowercasing, independent of the locale. */
@@ -253,8 +243,8 @@ static int take_url(struct parser *ps, const char *s, size_t n)
 			msgid[m++] = *p;
 			continue;
 		}
-		if (seg + i - p < 3 || (hi = hexval((unsigned char)p[1])) < 0 ||
-		    (lo = hexval((unsigned char)p[2])) < 0)
+		if (seg + i - p < 3 || (hi = pg_hexval((unsigned char)p[1])) < 0 ||
+		    (lo = pg_hexval((unsigned char)p[2])) < 0)
 			return 0;
 		msgid[m++] = (char)(hi * 16 + lo);
 		p += 2;
@@ -325,7 +315,7 @@ static bool take_hash(const char *v, size_t n, char *out)
 	if (len != 40 && len != 64)
 		return false;
 	for (i = 0; i < len; i++) {
-		if (hexval((unsigned char)v[i]) < 0)
+		if (pg_hexval((unsigned char)v[i]) < 0)
 			return false;
 		out[i] = lower(v[i]);
 	}
@@ -465,29 +455,6 @@ static bool recheck_continuation(const struct line *l)
 	return i == l->len || l->s[i] != ':';
 }
 
-/* Cut s[0..len) back so that it does not end inside a UTF-8 sequence;
- * returns the new length. */
-static size_t utf8_cut(const char *s, size_t len)
-{
-	size_t i = len, need;
-	unsigned char lead;
-
-	while (i > 0 && len - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
-		i--;
-	if (i == 0)
-		return len;
-	lead = (unsigned char)s[i - 1];
-	if (lead >= 0xf0)
-		need = 4;
-	else if (lead >= 0xe0)
-		need = 3;
-	else if (lead >= 0xc0)
-		need = 2;
-	else
-		return len;	/* ASCII, or stray continuation bytes */
-	return len - (i - 1) < need ? i - 1 : len;
-}
-
 /* Copy a display name, control characters made spaces, surrounding white
  * space and one pair of double quotes dropped, cut on a UTF-8 boundary. */
 static void copy_name(char *dst, size_t size, const char *s, size_t n)
@@ -510,7 +477,7 @@ static void copy_name(char *dst, size_t size, const char *s, size_t n)
 		dst[len++] = c < ' ' || c == 0x7f ? ' ' : (char)c;
 	}
 	if (i < n)
-		len = utf8_cut(dst, len);
+		len = pg_utf8_cut(dst, len);
 	dst[len] = '\0';
 }
 

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+#include "text.h"
+
+int pg_hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+size_t pg_utf8_cut(const char *s, size_t len)
+{
+	size_t i = len, need;
+	unsigned char lead;
+
+	while (i > 0 && len - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0)
+		return len;
+	lead = (unsigned char)s[i - 1];
+	if (lead >= 0xf0)
+		need = 4;
+	else if (lead >= 0xe0)
+		need = 3;
+	else if (lead >= 0xc0)
+		need = 2;
+	else
+		return len;	/* ASCII, or stray continuation bytes */
+	return len - (i - 1) < need ? i - 1 : len;
+}
