@@ -3,6 +3,10 @@
 # relative to it), then print one closing line for the whole suite.
 # Exits non-zero when any test failed or a binary did not run to the end.
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# Process-lifetime allocations of libraries we link (see the file).
+LSAN_OPTIONS="suppressions=$here/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
 passed=0
 failed=0
 bad_bins=""
