@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CTL_PLANNER_H
+#define CTL_PLANNER_H
+
+/*
+ * The planner: complete series and recheck requests become runs, runs
+ * become jobs, and every run queues a `pending` check (DESIGN.md sections
+ * 2.3 and 2.7).  One call of planner_run() is one pass; the controller
+ * calls it periodically and after intake.  A pass:
+ *
+ *  1. Cancels the queued, leased and running jobs of superseded series
+ *     (planner_cancel_superseded(), its own transaction).
+ *  2. Plans every series in state 'complete' that has no run yet
+ *     (reason "new"), oldest completion first.
+ *  3. Plans every pending recheck request (reason "recheck"), oldest
+ *     first, for the contexts it names that still exist.
+ *
+ * Tree and branch.  The files the series' patches touch (patches.files)
+ * and its subject tags (series.tags, e.g. "22.11") go through
+ * profile_context_select_tree() for each context.  Contexts that land on
+ * the same (tree, branch) share one run; contexts that land elsewhere get
+ * a run of their own, so one series may have several runs of one reason,
+ * one per distinct (tree, branch).  A context only gets jobs on a run of
+ * one of its own trees (the selection guarantees it).
+ *
+ * Base commit, resolved when planning against the tree's mirror
+ * (controller/trees.h; each tree is synced at most once per pass, and
+ * only when a series needs it) and recorded in runs.base_commit:
+ *  - a recheck with `rebase=BRANCH`: the run moves to BRANCH (which must be
+ *    one of the tree's branches in the profile; a context whose tree lacks
+ *    it is dropped from the request) at its tip ("rebase");
+ *  - a plain recheck: the base of the latest earlier run of the series on
+ *    the same tree and branch, so that a recheck repeats the measurement
+ *    rather than moving it ("previous-run"); without one, as below;
+ *  - the series' `base-commit:` (the cover letter's, else patch 1's) when
+ *    it is 40 hex digits and that commit exists in the tree's mirror
+ *    ("base-commit");
+ *  - else the branch's tip ("branch-tip"), with a note in the job when a
+ *    base-commit was given but not found.
+ * The VERSION file at the base commit picks the version-gated meson
+ * options (profile_build_mode_options()); a tree without a usable VERSION
+ * gets only the unversioned options, and a note says so.
+ *
+ * Jobs: one per (context, build mode) of each context of the run, on the
+ * context's host class, in state 'queued', with jobs.spec as below.
+ * Priority: PLANNER_PRIORITY_RECHECK for a recheck plus
+ * PLANNER_PRIORITY_SMALL for a one-patch series (0 for a new series of
+ * several patches); the scheduler takes higher priorities first.
+ *
+ * Checks: for each context of a run, one 'pending' row in check_outbox
+ * per patch to post on: the series' last patch, or every patch when the
+ * context's post_to is "all_patches"; description PLANNER_PENDING_TEXT,
+ * target URL PUBLIC_URL/series/ID, due at once.
+ *
+ * Depends-on.  A series (or recheck) waits, counted in series_waiting,
+ * while one of its dependencies, followed transitively, is either
+ *  - resolved (series_deps.dep_series_id) but not yet complete (not all
+ *    of its patches are there), or
+ *  - never seen (dep_series_id NULL): it is looked up again on every pass
+ *    (kind 'series' by series.pw_series_id, 'patch' by
+ *    patches.pw_patch_id, 'msgid' by the Message-ID of a patch or cover,
+ *    then series_refs) and recorded when found;
+ * but only for dep_timeout_s after the series completed.  After that the
+ * series is planned without the dependencies still missing: they are
+ * listed in the job's depends_on with "missing": true, no mbox URL ("series"
+ * is null when never seen, the id of an incomplete one otherwise) and a
+ * note.
+ * Dependencies that are there are listed in the order to apply them
+ * (a dependency's own dependencies first), each with its mbox URL.
+ *
+ * Supersession.  When a newer version supersedes a series, the jobs of the
+ * old series' runs that are queued, leased or running are cancelled with
+ * outcome_detail "superseded by series N" through the scheduler's
+ * sched_cancel_series_tx() (controller/sched.h: finished_at now, the open
+ * attempt of a leased or running job ended as 'cancelled', unfinished runs
+ * 'cancelled'); the agent learns it from its next heartbeat.  All
+ * superseded series found in a pass are cancelled in one transaction of
+ * the planner's own, before any planning, so that cancellation never
+ * waits on a tree sync.
+ *
+ * Crash safety and idempotence.  Each series (each recheck request) is
+ * planned in ONE transaction: its runs, jobs, checks and the request's
+ * new state commit together or not at all (a dependency found on the way
+ * is recorded at once: that is true whatever becomes of the plan).  The
+ * transaction checks again that the series still has no run (the request
+ * is still pending), so two planners, or a second pass, plan nothing
+ * twice.  A series whose tree cannot be synced or whose
+ * branch cannot be resolved (network down, branch missing) is skipped for
+ * this pass with a warning, counted in errors, and tried again on the
+ * next pass; the pass goes on with the other series.
+ *
+ * Recheck requests are planned ('planned', with runs.recheck_id set), or
+ * 'ignored' with a reason when none of their contexts exists any more,
+ * their rebase branch is not a branch of any of their contexts' trees,
+ * the series was superseded, or the series never completed.  A request on
+ * a complete series that has no run yet waits for the series' first run.
+ *
+ * The job specification (jobs.spec, JSON, the job format of the agent
+ * protocol): everything the agent needs, nothing it must guess.
+ *
+ *   {
+ *     "format": 1,                      this layout; a change bumps it
+ *     "run": 12,                        runs.id
+ *     "reason": "new",                  or "recheck"
+ *     "context": "perfgate-intel-Performance",
+ *     "host_class": "intel",
+ *     "build_mode": "release",
+ *     "tree": {
+ *       "name": "dpdk",
+ *       "url": "https://dpdk.org/git/dpdk",
+ *       "branch": "main",
+ *       "base_commit": "<40 hex digits>",
+ *       "base_source": "branch-tip",    or "base-commit", "previous-run",
+ *                                       "rebase" (see above)
+ *       "version": "24.11.0"            VERSION at base_commit, or null
+ *     },
+ *     "series": {
+ *       "id": 7, "title": "mempool: speed up bulk get", "version": 2,
+ *       "patches": 3,                   how many patches the mbox holds
+ *       "mbox_url": "PUBLIC_URL/api/v1/series/7/mbox"
+ *     },
+ *     "depends_on": [                   apply in this order, before the series
+ *       {"series": 5, "kind": "series", "ref": "31234", "missing": false,
+ *        "mbox_url": "PUBLIC_URL/api/v1/series/5/mbox"},
+ *       {"series": null, "kind": "msgid", "ref": "x@example.org",
+ *        "missing": true, "mbox_url": null}
+ *     ],
+ *     "build": {
+ *       "buildtype": "release",
+ *       "meson_options": {"tests": "true", ...},   version-gated options
+ *                                       applied, sorted by name; buildtype
+ *                                       and c_args are not in it
+ *       "c_args": "-DRTE_LIBRTE_MEMPOOL_DEBUG"     only when set
+ *     },
+ *     "host": {
+ *       "labels": {"vendor": "intel", "arch": "x86_64"},
+ *       "lcores": "2-5", "memory_mb": 2048, "hugepages": true,
+ *       "numa_node": 0                  only when set
+ *     },
+ *     "benchmarks": [                   in the context's order
+ *       {
+ *         "name": "mempool_perf",
+ *         "program": "app/test/dpdk-test",   relative to the build directory
+ *         "args": ["-l", "2-5", "-m", "2048", "--file-prefix={file_prefix}"],
+ *         "env": {"DPDK_TEST": "mempool_perf_autotest"},
+ *         "stdin": "null",              or "hold"
+ *         "duration_s": 5,              only when set
+ *         "parser": "mempool_perf",     or "testpmd"
+ *         "gate": ["mempool.nocache.*"],
+ *         "timeout_s": 600,
+ *         "stop_after_lines": 40,       only when set
+ *         "mode": "subset",             mempool_perf only
+ *         "subset": {"cores": [1], "cache": [0, 512], "bulk": [32],
+ *                    "keep": [128], "constant_n": [0], "time_s": 1}
+ *                                       mempool_perf in mode subset only
+ *       }
+ *     ],
+ *     "repetitions": 5, "max_repetitions": 15,
+ *     "threshold_pct": 5, "alpha": 0.05, "noise_limit_pct": 5,
+ *     "notes": ["base-commit 0123... is not in dpdk: tested on main's tip"]
+ *   }
+ *
+ * "args" are the profile's arguments expanded for the host class
+ * ({lcores}, {memory_mb}, {duration_s}, and {mem_args} as the two or
+ * three arguments "-m N" or "--no-huge -m N") except for the two values
+ * only the agent knows, which stay as placeholders: {file_prefix} (EAL
+ * --file-prefix, unique per run) and {build_dir} (the absolute build
+ * directory).  So that the agent's expansion is unambiguous, a literal
+ * brace is written doubled ("{{", "}}") as in the profile; the agent
+ * replaces the two placeholders and undoubles braces, nothing else.
+ * (The planner calls profile_benchmark_argv() with marker values for the
+ * two and turns them back into placeholders.)
+ */
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+#include "profile.h"
+#include "store.h"
+
+#define PLANNER_SPEC_FORMAT 1
+#define PLANNER_PRIORITY_RECHECK 20
+#define PLANNER_PRIORITY_SMALL 10
+#define PLANNER_PENDING_TEXT "Performance Testing pending"
+/* How long a series waits for a Depends-on that is missing or incomplete,
+ * counted from its completion. */
+#define PLANNER_DEP_TIMEOUT_DEFAULT_S (24 * 60 * 60)
+/* Dependencies followed per series, transitively; more are a note. */
+#define PLANNER_MAX_DEPS 32
+
+struct planner_stats {
+	unsigned long series_planned;	/* new series that got their runs */
+	unsigned long runs_created;
+	unsigned long jobs_created;
+	unsigned long checks_queued;	/* pending rows put in check_outbox */
+	unsigned long rechecks_planned;
+	unsigned long rechecks_ignored;
+	unsigned long series_waiting;	/* series and rechecks held by Depends-on */
+	unsigned long deps_resolved;	/* unknown dependencies found this pass */
+	unsigned long deps_missing;	/* dependencies given up on (planned without) */
+	unsigned long jobs_cancelled;	/* by supersession */
+	unsigned long trees_synced;
+	unsigned long errors;		/* series or requests skipped, retried next pass */
+};
+
+struct planner {
+	/* Set by the caller (planner_init() sets the rest to defaults). */
+	struct store *st;
+	const struct profile_set *ps;
+	const char *mirror_root;	/* tree mirrors: ROOT/NAME.git */
+	const char *public_url;		/* the controller as agents reach it, e.g.
+					 * "https://ci.example.org" (a trailing '/'
+					 * is ignored) */
+	int64_t dep_timeout_s;		/* PLANNER_DEP_TIMEOUT_DEFAULT_S */
+	unsigned int sync_timeout_ms;	/* per tree sync; 0: the trees.h default */
+	int64_t now_s;			/* 0: the wall clock (tests pin it) */
+
+	/* Counts of the last pass (planner_run() resets them first). */
+	struct planner_stats stats;
+};
+
+/* Fill pl with the four required values and defaults for the rest.  The
+ * pointers are borrowed and must outlive the planner's use. */
+void planner_init(struct planner *pl, struct store *st, const struct profile_set *ps,
+		  const char *mirror_root, const char *public_url);
+
+/*
+ * One pass, as described above.  pl->stats holds its counts afterwards.
+ * A series or request that cannot be planned (tree, store or profile
+ * trouble) is logged, counted in stats.errors and left for the next pass:
+ * that is not a failure of the pass.  Returns 0, or -1 with err set when
+ * the pass itself could not run (the store failed while listing work or
+ * cancelling superseded jobs); what was committed before stays.
+ */
+int planner_run(struct planner *pl, struct pg_err *err);
+
+/*
+ * Step 1 of a pass on its own: cancel the queued, leased and running jobs
+ * of every superseded series, in one transaction, adding to
+ * pl->stats.jobs_cancelled.  Returns 0 or -1 (nothing changed then).
+ */
+int planner_cancel_superseded(struct planner *pl, struct pg_err *err);
+
+/* Append one line of counts ("runs=2 jobs=6 ...") to out.  Returns 0 or
+ * -1 (out's cap). */
+int planner_stats_print(const struct planner_stats *s, struct pg_buf *out);
+
+#endif

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/* Tree mirrors with libgit2: see trees.h. */
+#include "trees.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "fsutil.h"
+#include "inbox.h"
+#include "log.h"
+#include "time.h"
+
+#define COMP "trees"
+#define MIRROR_REFSPEC "+refs/heads/*:refs/heads/*"
+#define PROGRESS_INTERVAL_MS 1000
+
+/* Set err from libgit2's last error: "WHAT: MESSAGE".  git_error_last()
+ * may return NULL in 1.5 (after a callback abort, for one), hence the
+ * fallback to the bare return code. */
+__attribute__((format(printf, 4, 5)))
+static int git_fail(struct pg_err *err, enum pg_errcode code, int rc, const char *fmt, ...)
+{
+	const git_error *e = git_error_last();
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (e && e->message)
+		return pg_err_set(err, code, "%s: %s", what, e->message);
+	return pg_err_set(err, code, "%s: libgit2 error %d", what, rc);
+}
+
+int trees_mirror_path(const char *mirror_root, const char *name, char *out, size_t outlen,
+		      struct pg_err *err)
+{
+	int n = snprintf(out, outlen, "%s/%s.git", mirror_root, name);
+
+	if (n < 0 || (size_t)n >= outlen)
+		return pg_err_set(err, PG_EINVAL, "mirror path of tree '%s' under '%.64s' is too long",
+				  name, mirror_root);
+	return 0;
+}
+
+/* Open a bare repository exactly at path: no search upwards, which could
+ * find some unrelated repository around the mirror root. */
+static int open_mirror(git_repository **repo, const char *path, struct pg_err *err)
+{
+	int rc;
+
+	if (pg_inbox_global_init(err) < 0)
+		return -1;
+	rc = git_repository_open_ext(repo, path,
+				     GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL);
+	if (rc < 0)
+		return git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
+	return 0;
+}
+
+bool trees_oid_valid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < TREES_OID_HEX; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return s[i] == '\0';
+}
+
+static int parse_oid(git_oid *oid, const char *hex, struct pg_err *err)
+{
+	char lower[TREES_OID_HEX + 1];
+	int rc;
+
+	if (!trees_oid_valid(hex))
+		return pg_err_set(err, PG_EINVAL, "'%.48s' is not a full commit id (40 hex digits)",
+				  hex);
+	for (size_t i = 0; i <= TREES_OID_HEX; i++)
+		lower[i] = (char)tolower((unsigned char)hex[i]);
+	rc = git_oid_fromstr(oid, lower);
+	if (rc < 0)
+		return git_fail(err, PG_EINVAL, rc, "commit id '%s'", hex);
+	return 0;
+}
+
+/* ---- sync ------------------------------------------------------------ */
+
+struct sync_ctx {
+	const char *name;
+	const char *url;
+	int64_t start_ms;
+	int64_t deadline_ms;
+	int64_t last_log_ms;
+	bool timed_out;
+	unsigned int updated;
+	git_indexer_progress last;
+};
+
+static int check_deadline(struct sync_ctx *sc)
+{
+	if (pg_time_mono_ms() < sc->deadline_ms)
+		return 0;
+	sc->timed_out = true;
+	/* A negative return makes libgit2 abort the transfer. */
+	return GIT_EUSER;
+}
+
+static int on_transfer(const git_indexer_progress *st, void *payload)
+{
+	struct sync_ctx *sc = payload;
+	int64_t now = pg_time_mono_ms();
+
+	sc->last = *st;
+	if (now - sc->last_log_ms >= PROGRESS_INTERVAL_MS) {
+		sc->last_log_ms = now;
+		pg_log_info(COMP, "sync %s: received %u/%u objects (%zu KiB), indexed %u/%u deltas",
+			    sc->name, st->received_objects, st->total_objects,
+			    st->received_bytes / 1024, st->indexed_deltas, st->total_deltas);
+	}
+	return check_deadline(sc);
+}
+
+static int on_sideband(const char *str, int len, void *payload)
+{
+	struct sync_ctx *sc = payload;
+
+	/* The remote's "Counting objects" chatter: only the deadline
+	 * matters here, the transfer callback logs the progress. */
+	(void)str;
+	(void)len;
+	return check_deadline(sc);
+}
+
+static int on_update_tips(const char *refname, const git_oid *a, const git_oid *b, void *payload)
+{
+	struct sync_ctx *sc = payload;
+	char ah[GIT_OID_HEXSZ + 1], bh[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(ah, sizeof(ah), a);
+	git_oid_tostr(bh, sizeof(bh), b);
+	sc->updated++;
+	if (git_oid_is_zero(b))
+		pg_log_info(COMP, "sync %s: %s deleted upstream (was %s)", sc->name, refname, ah);
+	else
+		pg_log_info(COMP, "sync %s: %s %s -> %s", sc->name, refname,
+			    git_oid_is_zero(a) ? "(new)" : ah, bh);
+	return 0;
+}
+
+/* The path of a local URL, or NULL for a network one. */
+static const char *local_path(const char *url)
+{
+	if (strncmp(url, "file://", 7) == 0)
+		url += 7;
+	return url[0] == '/' ? url : NULL;
+}
+
+/*
+ * Say better than libgit2 why a local source failed: a missing path comes
+ * back as "unsupported URL protocol", and a repository that another user
+ * owns (refused like git without a safe.directory entry) as "config value
+ * 'safe.directory' was not found".  Returns -1 with err set when one of
+ * these explains the failure, 0 otherwise.
+ */
+static int local_source_error(const struct profile_tree *t, struct pg_err *err)
+{
+	const char *path = local_path(t->url);
+	struct stat st;
+
+	if (!path)
+		return 0;
+	if (stat(path, &st) < 0)
+		return pg_err_errno(err, "fetch %s", t->url);
+	if (st.st_uid == geteuid())
+		return 0;
+	return pg_err_set(err, PG_EIO, "fetch %s: '%s' belongs to uid %u, not to uid %u "
+			  "running this: libgit2 refuses it like git's safe.directory; run as "
+			  "its owner or allow it with `git config --global --add "
+			  "safe.directory %s`", t->url, path, (unsigned int)st.st_uid,
+			  (unsigned int)geteuid(), path);
+}
+
+/* Open the mirror, creating it (bare) on first use.  A directory that is
+ * there but not a repository is a creation that a crash cut short:
+ * initialising it again is what git init does too. */
+static int open_or_create(git_repository **repo, const char *path, const char *name,
+			  struct pg_err *err)
+{
+	struct stat st;
+	int rc;
+
+	if (pg_inbox_global_init(err) < 0)
+		return -1;
+	if (stat(path, &st) == 0) {
+		rc = git_repository_open_ext(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH |
+					     GIT_REPOSITORY_OPEN_BARE, NULL);
+		if (rc == 0)
+			return 0;
+		/* (libgit2 1.5 also says GIT_ENOTFOUND for a repository of
+		 * another user: that one is not ours to initialise.) */
+		if (rc != GIT_ENOTFOUND || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			return git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
+		git_error_clear();
+		pg_log_warn(COMP, "tree %s: %s is not a repository (cut short?): initialising it",
+			    name, path);
+	} else if (errno != ENOENT) {
+		return pg_err_errno(err, "mirror '%s'", path);
+	} else if (pg_mkdir_parent(path, 0755, err) < 0) {
+		return -1;
+	}
+	rc = git_repository_init(repo, path, 1);
+	if (rc < 0)
+		return git_fail(err, PG_EIO, rc, "create mirror '%s'", path);
+	pg_log_info(COMP, "tree %s: created mirror %s", name, path);
+	return 0;
+}
+
+/*
+ * An in-memory remote for url with the mirror refspec.  Not a configured
+ * "origin": libgit2 1.5.1 leaks a PCRE2 match block for every config entry
+ * that a lookup or creation of a named remote checks against url.*.insteadOf
+ * (fixed upstream by libgit2 PR 6382, after 1.5), which a daemon syncing
+ * every few minutes cannot afford; so insteadOf rewriting is skipped (the
+ * profile names the URL to use), and a tree whose URL changed simply
+ * fetches from the new one into the same mirror.
+ */
+static int make_remote(git_repository *repo, const char *url, git_remote **remote,
+		       struct pg_err *err)
+{
+	git_remote_create_options opts;
+	int rc;
+
+	rc = git_remote_create_options_init(&opts, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	if (rc < 0)
+		return git_fail(err, PG_EIO, rc, "initialise remote options");
+	opts.repository = repo;
+	opts.name = NULL;
+	opts.fetchspec = MIRROR_REFSPEC;
+	opts.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF;
+	rc = git_remote_create_with_opts(remote, url, &opts);
+	if (rc < 0)
+		return git_fail(err, rc == GIT_EINVALIDSPEC ? PG_EINVAL : PG_EIO, rc,
+				"remote %s", url);
+	return 0;
+}
+
+/* HEAD of a bare mirror only matters to people looking at it with git:
+ * point it at the default branch when there is one, quietly otherwise. */
+static void follow_default_branch(git_repository *repo, const struct profile_tree *t)
+{
+	char ref[512];
+	git_reference *r = NULL;
+	int n = snprintf(ref, sizeof(ref), "refs/heads/%s", t->default_branch);
+
+	if (n < 0 || (size_t)n >= sizeof(ref) || git_reference_lookup(&r, repo, ref) < 0) {
+		git_error_clear();
+		return;
+	}
+	git_reference_free(r);
+	if (git_repository_set_head(repo, ref) < 0) {
+		const git_error *e = git_error_last();
+
+		pg_log_warn(COMP, "tree %s: set HEAD to %s: %s", t->name, ref,
+			    e && e->message ? e->message : "failed");
+	}
+}
+
+int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned int timeout_ms,
+	       struct pg_err *err)
+{
+	char path[TREES_PATH_MAX];
+	git_repository *repo = NULL;
+	git_remote *remote = NULL;
+	git_fetch_options fo;
+	struct sync_ctx sc;
+	int rc, ret = -1;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.name = t->name;
+	sc.url = t->url;
+	sc.start_ms = pg_time_mono_ms();
+	sc.last_log_ms = sc.start_ms;
+	sc.deadline_ms = sc.start_ms + (timeout_ms ? timeout_ms : TREES_SYNC_TIMEOUT_DEFAULT_MS);
+	if (pg_inbox_global_init(err) < 0 ||
+	    trees_mirror_path(mirror_root, t->name, path, sizeof(path), err) < 0 ||
+	    open_or_create(&repo, path, t->name, err) < 0 ||
+	    make_remote(repo, t->url, &remote, err) < 0)
+		goto fail;
+	/* (The _INIT macros leave fields to zero-initialisation, which
+	 * -Wmissing-field-initializers rejects; the _init functions do not.) */
+	rc = git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	if (rc < 0) {
+		git_fail(err, PG_EIO, rc, "initialise fetch options");
+		goto fail;
+	}
+	fo.callbacks.transfer_progress = on_transfer;
+	fo.callbacks.sideband_progress = on_sideband;
+	fo.callbacks.update_tips = on_update_tips;
+	fo.callbacks.payload = &sc;
+	fo.prune = GIT_FETCH_PRUNE;
+	fo.update_fetchhead = 0;
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	rc = git_remote_fetch(remote, NULL, &fo, "perfgate: sync");
+	if (rc < 0) {
+		if (sc.timed_out) {
+			pg_err_set(err, PG_ETIMEOUT, "fetch %s: no result within %lld ms", t->url,
+				   (long long)(sc.deadline_ms - sc.start_ms));
+		} else if (local_source_error(t, err) == 0) {
+			git_fail(err, PG_EIO, rc, "fetch %s", t->url);
+		}
+		goto fail;
+	}
+	follow_default_branch(repo, t);
+	pg_log_info(COMP, "tree %s: synced %s into %s: %u objects (%zu KiB), %u refs changed, "
+		    "in %lld ms", t->name, t->url, path, sc.last.received_objects,
+		    sc.last.received_bytes / 1024, sc.updated,
+		    (long long)(pg_time_mono_ms() - sc.start_ms));
+	ret = 0;
+	goto out;
+fail:
+	pg_err_prefix(err, "sync tree '%s'", t->name);
+out:
+	git_remote_free(remote);
+	git_repository_free(repo);
+	return ret;
+}
+
+/* ---- questions ------------------------------------------------------- */
+
+int trees_resolve_branch(const char *mirror, const char *branch,
+			 char oid_hex[TREES_OID_HEX + 1], struct pg_err *err)
+{
+	git_repository *repo = NULL;
+	git_reference *ref = NULL, *direct = NULL;
+	char name[512];
+	int valid = 0, rc, ret = -1;
+	int n = snprintf(name, sizeof(name), "refs/heads/%s", branch);
+
+	oid_hex[0] = '\0';
+	if (n < 0 || (size_t)n >= sizeof(name) || git_reference_name_is_valid(&valid, name) < 0 ||
+	    !valid) {
+		git_error_clear();
+		pg_err_set(err, PG_EINVAL, "'%.64s' is not a valid branch name", branch);
+		goto out;
+	}
+	if (open_mirror(&repo, mirror, err) < 0)
+		goto out;
+	rc = git_reference_lookup(&ref, repo, name);
+	if (rc == GIT_ENOTFOUND) {
+		git_error_clear();
+		pg_err_set(err, PG_ENOTFOUND, "mirror '%s' has no branch '%s'", mirror, branch);
+		goto out;
+	}
+	if (rc < 0) {
+		git_fail(err, PG_EIO, rc, "mirror '%s': read branch '%s'", mirror, branch);
+		goto out;
+	}
+	/* A branch is a direct reference in a mirror; resolve() also copes
+	 * with a symbolic one someone made by hand. */
+	rc = git_reference_resolve(&direct, ref);
+	if (rc < 0) {
+		git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
+			 "mirror '%s': resolve branch '%s'", mirror, branch);
+		goto out;
+	}
+	git_oid_tostr(oid_hex, TREES_OID_HEX + 1, git_reference_target(direct));
+	ret = 0;
+out:
+	git_reference_free(direct);
+	git_reference_free(ref);
+	git_repository_free(repo);
+	return ret;
+}
+
+int trees_has_commit(const char *mirror, const char *oid_hex, bool *has, struct pg_err *err)
+{
+	git_repository *repo = NULL;
+	git_odb *odb = NULL;
+	git_object_t type;
+	git_oid oid;
+	size_t len;
+	int rc, ret = -1;
+
+	*has = false;
+	if (parse_oid(&oid, oid_hex, err) < 0 || open_mirror(&repo, mirror, err) < 0)
+		goto out;
+	rc = git_repository_odb(&odb, repo);
+	if (rc < 0) {
+		git_fail(err, PG_EIO, rc, "mirror '%s': open object database", mirror);
+		goto out;
+	}
+	/* The header is enough: the type without inflating the object. */
+	rc = git_odb_read_header(&len, &type, odb, &oid);
+	if (rc == GIT_ENOTFOUND) {
+		git_error_clear();
+	} else if (rc < 0) {
+		git_fail(err, PG_EIO, rc, "mirror '%s': look up %s", mirror, oid_hex);
+		goto out;
+	} else {
+		*has = type == GIT_OBJECT_COMMIT;
+	}
+	ret = 0;
+out:
+	git_odb_free(odb);
+	git_repository_free(repo);
+	return ret;
+}
+
+int trees_version(const char *mirror, const char *oid_hex, char out[TREES_VERSION_MAX],
+		  struct pg_err *err)
+{
+	git_repository *repo = NULL;
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *entry = NULL;
+	git_blob *blob = NULL;
+	const char *data;
+	size_t start = 0, end;
+	git_object_size_t size;
+	git_oid oid;
+	int rc, ret = -1;
+
+	out[0] = '\0';
+	if (parse_oid(&oid, oid_hex, err) < 0 || open_mirror(&repo, mirror, err) < 0)
+		goto out;
+	rc = git_commit_lookup(&commit, repo, &oid);
+	if (rc < 0) {
+		git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
+			 "mirror '%s': commit %s", mirror, oid_hex);
+		goto out;
+	}
+	rc = git_commit_tree(&tree, commit);
+	if (rc < 0) {
+		git_fail(err, PG_EIO, rc, "mirror '%s': tree of %s", mirror, oid_hex);
+		goto out;
+	}
+	rc = git_tree_entry_bypath(&entry, tree, "VERSION");
+	if (rc == GIT_ENOTFOUND) {
+		git_error_clear();
+		pg_err_set(err, PG_ENOTFOUND, "mirror '%s': commit %s has no VERSION file",
+			   mirror, oid_hex);
+		goto out;
+	}
+	if (rc < 0) {
+		git_fail(err, PG_EIO, rc, "mirror '%s': VERSION at %s", mirror, oid_hex);
+		goto out;
+	}
+	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB ||
+	    git_tree_entry_filemode(entry) == GIT_FILEMODE_LINK) {
+		pg_err_set(err, PG_EINVAL, "mirror '%s': VERSION at %s is not a regular file",
+			   mirror, oid_hex);
+		goto out;
+	}
+	rc = git_blob_lookup(&blob, repo, git_tree_entry_id(entry));
+	if (rc < 0) {
+		git_fail(err, PG_EIO, rc, "mirror '%s': read VERSION at %s", mirror, oid_hex);
+		goto out;
+	}
+	data = git_blob_rawcontent(blob);
+	size = git_blob_rawsize(blob);
+	/* The first line, trimmed; DPDK's file is one line and a newline. */
+	while (start < size && (data[start] == ' ' || data[start] == '\t'))
+		start++;
+	for (end = start; end < size && data[end] != '\n' && data[end] != '\r'; end++)
+		;
+	while (end > start && (data[end - 1] == ' ' || data[end - 1] == '\t'))
+		end--;
+	if (end == start || end - start >= TREES_VERSION_MAX) {
+		pg_err_set(err, PG_EINVAL, "mirror '%s': VERSION at %s is %s", mirror, oid_hex,
+			   end == start ? "empty" : "too long for a version");
+		goto out;
+	}
+	for (size_t i = start; i < end; i++) {
+		if (data[i] < 0x21 || data[i] > 0x7e) {
+			pg_err_set(err, PG_EINVAL, "mirror '%s': VERSION at %s holds a byte that is "
+				   "not printable ASCII", mirror, oid_hex);
+			goto out;
+		}
+	}
+	memcpy(out, data + start, end - start);
+	out[end - start] = '\0';
+	ret = 0;
+out:
+	git_blob_free(blob);
+	git_tree_entry_free(entry);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	git_repository_free(repo);
+	return ret;
+}

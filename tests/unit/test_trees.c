@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for controller/trees.c on real git repositories made in a
+ * temporary directory: the first sync (a clone into a bare mirror) from a
+ * path and from a file:// URL, later syncs that move, add and prune
+ * branches, a moved URL, a missing source, branch tips, commit existence
+ * (full ids only, commits only) and the VERSION file at a commit.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "err.h"
+#include "log.h"
+#include "profile.h"
+#include "trees.h"
+
+#include "../planner/testgit.h"
+
+struct fixture {
+	char dir[512];
+	char src[1024];			/* the upstream repository */
+	char root[1024];		/* the mirror root */
+	char mirror[PATH_MAX];		/* root/dpdk.git */
+	char c1[41], c2[41], s1[41];	/* main: c1 <- c2; 22.11: c1 <- s1 */
+	char *branches[2];
+	struct profile_tree tree;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "%s/pg-test-trees.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	tg_set_home(f->dir);
+	snprintf(f->src, sizeof(f->src), "%s/src", f->dir);
+	snprintf(f->root, sizeof(f->root), "%s/mirrors", f->dir);
+	snprintf(f->mirror, sizeof(f->mirror), "%s/dpdk.git", f->root);
+	tg_init(f->src, "main");
+	tg_commit(f->src, "VERSION", "22.11.0\n", "version: 22.11.0", f->c1);
+	tg_git(f->src, "branch", "22.11");
+	tg_commit(f->src, "VERSION", "23.11.0-rc0\n", "version: 23.11-rc0", f->c2);
+	tg_git(f->src, "checkout", "-q", "22.11");
+	tg_commit(f->src, "VERSION", "  22.11.1 \r\nmore\n", "version: 22.11.1", f->s1);
+	tg_git(f->src, "checkout", "-q", "main");
+
+	f->branches[0] = "main";
+	f->branches[1] = "22.11";
+	f->tree.name = "dpdk";
+	f->tree.url = f->src;
+	f->tree.default_branch = "main";
+	f->tree.branches = f->branches;
+	f->tree.n_branches = 2;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	tg_rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+static void sync_ok(struct fixture *f)
+{
+	struct pg_err err = PG_ERR_INIT;
+
+	if (trees_sync(f->root, &f->tree, 0, &err) < 0)
+		fail_msg("trees_sync: %s", err.msg);
+}
+
+static void assert_tip(struct fixture *f, const char *branch, const char *want)
+{
+	struct pg_err err = PG_ERR_INIT;
+	char tip[TREES_OID_HEX + 1];
+
+	if (trees_resolve_branch(f->mirror, branch, tip, &err) < 0)
+		fail_msg("resolve %s: %s", branch, err.msg);
+	assert_string_equal(tip, want);
+}
+
+static void test_mirror_path(void **state)
+{
+	struct pg_err err = PG_ERR_INIT;
+	char out[32], big[64];
+
+	(void)state;
+	assert_int_equal(trees_mirror_path("/var/lib/m", "dpdk", out, sizeof(out), &err), 0);
+	assert_string_equal(out, "/var/lib/m/dpdk.git");
+	assert_int_equal(trees_mirror_path("/var/lib/mirrors/very/long/root", "dpdk-next-net",
+					   big, 20, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+}
+
+static void test_sync_clones_and_resolves(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char tip[TREES_OID_HEX + 1];
+	struct stat st;
+
+	sync_ok(f);
+	/* Bare: no working tree, the objects right there. */
+	{
+		char objects[PATH_MAX + 16];
+
+		snprintf(objects, sizeof(objects), "%s/objects", f->mirror);
+		assert_int_equal(stat(objects, &st), 0);
+		snprintf(objects, sizeof(objects), "%s/.git", f->mirror);
+		assert_int_equal(stat(objects, &st), -1);
+	}
+	assert_tip(f, "main", f->c2);
+	assert_tip(f, "22.11", f->s1);
+
+	assert_int_equal(trees_resolve_branch(f->mirror, "nope", tip, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "no branch 'nope'"));
+	assert_string_equal(tip, "");
+	assert_int_equal(trees_resolve_branch(f->mirror, "bad..name", tip, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_int_equal(trees_resolve_branch(f->mirror, "-x", tip, &err), -1);
+	assert_int_equal(trees_resolve_branch("/nonexistent/mirror.git", "main", tip, &err), -1);
+	assert_int_equal(err.code, PG_EIO);
+
+	/* The mirror's HEAD follows the default branch. */
+	{
+		char head[64];
+
+		tg_git_out(f->mirror, head, sizeof(head), "symbolic-ref", "HEAD",
+			   (const char *)NULL);
+		assert_string_equal(head, "refs/heads/main");
+	}
+}
+
+static void test_sync_updates_and_prunes(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char c3[41], tip[TREES_OID_HEX + 1];
+	bool has;
+
+	sync_ok(f);
+	/* Second sync with nothing new: fine, nothing moves. */
+	sync_ok(f);
+	assert_tip(f, "main", f->c2);
+
+	tg_commit(f->src, "lib/eal.c", "int eal;\n", "eal: add", c3);
+	tg_git(f->src, "branch", "feature");
+	tg_git(f->src, "branch", "-D", "22.11");
+	/* History rewritten upstream: main forced back to c1. */
+	tg_git(f->src, "reset", "-q", "--hard", f->c1);
+	sync_ok(f);
+	assert_tip(f, "main", f->c1);
+	assert_tip(f, "feature", c3);
+	assert_int_equal(trees_resolve_branch(f->mirror, "22.11", tip, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	/* Objects outlive their branch: a base-commit can still be found. */
+	assert_int_equal(trees_has_commit(f->mirror, f->s1, &has, &err), 0);
+	assert_true(has);
+}
+
+static void test_sync_file_url_and_moved_url(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char url[PATH_MAX + 16], other[1024], o1[41], tip[TREES_OID_HEX + 1];
+
+	snprintf(url, sizeof(url), "file://%s", f->src);
+	f->tree.url = url;
+	sync_ok(f);
+	assert_tip(f, "main", f->c2);
+
+	/* The profile now names another repository: same mirror, its
+	 * branches now. */
+	snprintf(other, sizeof(other), "%s/other", f->dir);
+	tg_init(other, "main");
+	tg_commit(other, "VERSION", "24.11.0\n", "other", o1);
+	f->tree.url = other;
+	sync_ok(f);
+	assert_tip(f, "main", o1);
+	assert_int_equal(trees_resolve_branch(f->mirror, "22.11", tip, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	f->tree.url = f->src;
+}
+
+static void test_sync_missing_source(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char missing[1024];
+
+	snprintf(missing, sizeof(missing), "%s/nowhere", f->dir);
+	f->tree.url = missing;
+	assert_int_equal(trees_sync(f->root, &f->tree, 0, &err), -1);
+	assert_int_equal(err.code, PG_EIO);
+	assert_non_null(strstr(err.msg, "sync tree 'dpdk'"));
+	assert_non_null(strstr(err.msg, missing));
+
+	/* Once it is there, the next sync works in the mirror made above. */
+	f->tree.url = f->src;
+	sync_ok(f);
+	assert_tip(f, "main", f->c2);
+}
+
+static void test_sync_repairs_cut_short_mirror(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+
+	assert_int_equal(mkdir(f->root, 0755), 0);
+	assert_int_equal(mkdir(f->mirror, 0755), 0);
+	if (trees_sync(f->root, &f->tree, 0, &err) < 0)
+		fail_msg("trees_sync: %s", err.msg);
+	assert_tip(f, "22.11", f->s1);
+}
+
+static void test_has_commit(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char upper[41], blob[41];
+	bool has = true;
+
+	sync_ok(f);
+	assert_int_equal(trees_has_commit(f->mirror, f->c1, &has, &err), 0);
+	assert_true(has);
+	for (size_t i = 0; i <= 40; i++)
+		upper[i] = (char)(f->c1[i] >= 'a' && f->c1[i] <= 'f' ? f->c1[i] - 32 : f->c1[i]);
+	assert_int_equal(trees_has_commit(f->mirror, upper, &has, &err), 0);
+	assert_true(has);
+	assert_int_equal(trees_has_commit(f->mirror, "0123456789abcdef0123456789abcdef01234567",
+					  &has, &err), 0);
+	assert_false(has);
+	/* A blob is an object, not a commit. */
+	tg_rev(f->src, "HEAD:VERSION", blob);
+	assert_int_equal(trees_has_commit(f->mirror, blob, &has, &err), 0);
+	assert_false(has);
+	/* Abbreviations and junk are refused. */
+	assert_int_equal(trees_has_commit(f->mirror, "0123456", &has, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_int_equal(trees_has_commit(f->mirror, "g123456789abcdef0123456789abcdef01234567",
+					  &has, &err), -1);
+	assert_int_equal(trees_has_commit(f->mirror, "0123456789abcdef0123456789abcdef012345678",
+					  &has, &err), -1);
+	assert_false(trees_oid_valid(""));
+	assert_true(trees_oid_valid(f->c2));
+}
+
+static void test_version(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char v[TREES_VERSION_MAX], nov[41], bad[41], blob[41];
+
+	sync_ok(f);
+	assert_int_equal(trees_version(f->mirror, f->c1, v, &err), 0);
+	assert_string_equal(v, "22.11.0");
+	assert_int_equal(trees_version(f->mirror, f->c2, v, &err), 0);
+	assert_string_equal(v, "23.11.0-rc0");
+	/* Trimmed, first line only. */
+	assert_int_equal(trees_version(f->mirror, f->s1, v, &err), 0);
+	assert_string_equal(v, "22.11.1");
+
+	assert_int_equal(trees_version(f->mirror, "0123456789abcdef0123456789abcdef01234567", v,
+				       &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	tg_rev(f->src, "HEAD:VERSION", blob);
+	assert_int_equal(trees_version(f->mirror, blob, v, &err), -1);
+	assert_int_equal(trees_version(f->mirror, "abc", v, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+
+	/* No VERSION file; a VERSION that is not a version. */
+	tg_git(f->src, "rm", "-q", "VERSION");
+	tg_commit(f->src, "README", "x\n", "drop VERSION", nov);
+	tg_commit(f->src, "VERSION", "this is not a version string at all, far too long\n",
+		  "long VERSION", bad);
+	sync_ok(f);
+	assert_int_equal(trees_version(f->mirror, nov, v, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "no VERSION file"));
+	assert_int_equal(trees_version(f->mirror, bad, v, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mirror_path),
+		cmocka_unit_test_setup_teardown(test_sync_clones_and_resolves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_updates_and_prunes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_file_url_and_moved_url, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_missing_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_repairs_cut_short_mirror, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_has_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version, setup, teardown),
+	};
+
+	pg_log_set_levels(getenv("PG_TEST_LOG") ? getenv("PG_TEST_LOG") : "error");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
