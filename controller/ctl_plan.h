@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CTL_PLAN_H
+#define CTL_PLAN_H
+
+/*
+ * Planning as the controller runs it: the `plan` command (one pass) and
+ * the daemon's pass after each intake.  Tree mirrors live in
+ * DATA_DIR/trees; job specs name the controller by `public_url`.
+ */
+
+#include "ctl_config.h"
+#include "err.h"
+#include "planner.h"
+#include "profile.h"
+#include "store.h"
+
+/* Run one planner pass; *stats gets its counts.  Returns 0, or -1 when
+ * the store failed (a series that cannot be planned is only counted). */
+int ctl_plan_pass(const struct ctl_config *cfg, struct store *st, const struct profile_set *ps,
+		  const char *public_url, struct planner_stats *stats, struct pg_err *err);
+
+/* `plan`: one pass over the store, printing what it planned. */
+int ctl_cmd_plan(const struct ctl_config *cfg, int argc, char **argv);
+
+#endif
