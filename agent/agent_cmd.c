@@ -6,19 +6,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_daemon.h"
+#include "agent_facts.h"
 #include "conffile.h"
 #include "json.h"
 #include "log.h"
 #include "profile.h"
 
-/* {"host_classes": [...], "contexts": [...]} this agent can serve. */
-static cJSON *agent_matches_to_json(const struct agent_config *cfg,
-				    const struct profile_set *ps)
+/* The labels as parallel arrays, as profile_host_class_matches() wants
+ * them; the strings stay owned by `labels`. */
+struct agent_label_vec {
+	const char **keys;
+	const char **values;
+	size_t n;
+};
+
+static int agent_label_vec(const cJSON *labels, struct agent_label_vec *v)
 {
+	size_t n = (size_t)cJSON_GetArraySize(labels), i = 0;
+	const cJSON *item;
+
+	v->n = 0;
+	v->keys = calloc(n ? n : 1, sizeof(*v->keys));
+	v->values = calloc(n ? n : 1, sizeof(*v->values));
+	if (!v->keys || !v->values)
+		return -1;
+	cJSON_ArrayForEach(item, labels) {
+		v->keys[i] = item->string;
+		v->values[i] = item->valuestring;
+		i++;
+	}
+	v->n = i;
+	return 0;
+}
+
+/* {"labels": {...}, "host_classes": [...], "contexts": [...]} this agent
+ * can serve with labels.  Takes labels. */
+static cJSON *agent_matches_to_json(cJSON *labels, const struct profile_set *ps)
+{
+	struct agent_label_vec v = { NULL, NULL, 0 };
 	cJSON *o = cJSON_CreateObject(), *classes, *contexts;
 
-	if (!o)
-		return NULL;
+	if (!o || !labels || agent_label_vec(labels, &v) < 0 ||
+	    !cJSON_AddItemToObject(o, "labels", labels)) {
+		cJSON_Delete(labels);
+		goto fail;
+	}
 	classes = cJSON_AddArrayToObject(o, "host_classes");
 	contexts = cJSON_AddArrayToObject(o, "contexts");
 	if (!classes || !contexts)
@@ -26,9 +59,7 @@ static cJSON *agent_matches_to_json(const struct agent_config *cfg,
 	for (size_t i = 0; i < ps->n_host_classes; i++) {
 		const struct profile_host_class *hc = &ps->host_classes[i];
 
-		if (!profile_host_class_matches(hc, (const char *const *)cfg->label_keys,
-						(const char *const *)cfg->label_values,
-						cfg->n_labels))
+		if (!profile_host_class_matches(hc, v.keys, v.values, v.n))
 			continue;
 		if (!cJSON_AddItemToArray(classes, cJSON_CreateString(hc->name)))
 			goto fail;
@@ -38,8 +69,12 @@ static cJSON *agent_matches_to_json(const struct agent_config *cfg,
 						  cJSON_CreateString(ps->contexts[j].name)))
 				goto fail;
 	}
+	free(v.keys);
+	free(v.values);
 	return o;
 fail:
+	free(v.keys);
+	free(v.values);
 	cJSON_Delete(o);
 	return NULL;
 }
@@ -47,16 +82,27 @@ fail:
 int agent_cmd_check_config(const struct agent_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
+	struct agent_facts facts;
 	struct profile_set ps;
 	cJSON *matches;
-	int rc = 0, n_classes;
+	int rc = 0, n_classes, have_facts = 1;
 
 	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
 				    cfg->n_profiles, &ps, &err) < 0) {
 		fprintf(stderr, "perfgate-agent: %s\n", err.msg);
 		return 1;
 	}
-	matches = agent_matches_to_json(cfg, &ps);
+	/* The facts decide the labels the configuration leaves out; a host
+	 * whose /proc cannot be read is checked on its configured labels. */
+	if (agent_facts_gather(&facts, NULL, &err) < 0) {
+		pg_log_warn("config", "host facts: %s: matching on the configured labels only",
+			    err.msg);
+		have_facts = 0;
+	}
+	matches = agent_matches_to_json(agent_labels_json((const char *const *)cfg->label_keys,
+							  (const char *const *)cfg->label_values,
+							  cfg->n_labels, have_facts ? &facts : NULL),
+					&ps);
 	n_classes = matches ? cJSON_GetArraySize(cJSON_GetObjectItem(matches, "host_classes")) : 0;
 	if (pg_config_print(agent_config_to_json(cfg), &ps, "matches", matches) < 0) {
 		fprintf(stderr, "perfgate-agent: --check-config: out of memory\n");
@@ -69,12 +115,7 @@ int agent_cmd_check_config(const struct agent_config *cfg)
 	return rc;
 }
 
-int agent_cmd_run(const struct agent_config *cfg)
+int agent_cmd_run(const struct agent_config *cfg, bool once)
 {
-	/* The lease loop comes with the agent protocol; until then say so
-	 * plainly rather than idle as if work could arrive. */
-	fprintf(stderr, "perfgate-agent: the job loop (leasing from %s) is not built yet; "
-		"this version only validates its configuration (--check-config)\n",
-		cfg->controller_url);
-	return 1;
+	return agent_daemon_run(cfg, once);
 }

@@ -6,11 +6,16 @@
 
 #include "agent_config.h"
 
+#include <stdbool.h>
+
 /* --check-config: print {"config", "profiles", "matches"} normalised, where
- * "matches" lists the host classes and contexts this agent can serve. */
+ * "matches" lists the labels the agent would register with (the
+ * configured ones, "vendor" and "arch" filled from this host's facts when
+ * left out) and the host classes and contexts those labels can serve. */
 int agent_cmd_check_config(const struct agent_config *cfg);
 
-/* The daemon: lease and run jobs until SIGTERM. */
-int agent_cmd_run(const struct agent_config *cfg);
+/* The daemon (agent_daemon.h): lease and run jobs until SIGTERM, or with
+ * `once` one job (exit 0), none within lease_wait_s (exit 3). */
+int agent_cmd_run(const struct agent_config *cfg, bool once);
 
 #endif

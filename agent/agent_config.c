@@ -15,7 +15,8 @@
 
 static const char *const agent_config_fields[] = {
 	"name", "controller_url", "token_file", "labels", "work_dir", "spool_dir",
-	"profiles_dir", "profiles", "log_level", NULL
+	"profiles_dir", "profiles", "log_level", "lease_wait_s", "request_timeout_s",
+	"max_backoff_s", NULL
 };
 
 void agent_config_free(struct agent_config *c)
@@ -47,6 +48,9 @@ static int agent_config_defaults(struct agent_config *c, struct pg_err *err)
 	c->spool_dir = strdup(PG_LOCALSTATEDIR "/perfgate-agent/spool");
 	c->profiles_dir = strdup(PG_DATADIR "/perfgate/profiles");
 	c->log_level = strdup("info");
+	c->lease_wait_s = AGENT_LEASE_WAIT_S_DEFAULT;
+	c->request_timeout_s = AGENT_REQUEST_TIMEOUT_S_DEFAULT;
+	c->max_backoff_s = AGENT_MAX_BACKOFF_S_DEFAULT;
 	if (!c->name || !c->controller_url || !c->work_dir || !c->spool_dir ||
 	    !c->profiles_dir || !c->log_level)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -103,6 +107,19 @@ static int agent_config_labels(struct agent_config *c, const cJSON *root, struct
 	return 0;
 }
 
+/* An optional integer field in [min, max]; *out keeps its default when
+ * the field is absent. */
+static int agent_config_int(const cJSON *root, const char *key, int min, int max, int *out,
+			    struct pg_err *err)
+{
+	int64_t v;
+	int rc = pg_json_get_int(root, key, false, min, max, &v, err);
+
+	if (rc > 0)
+		*out = (int)v;
+	return rc < 0 ? -1 : 0;
+}
+
 static int agent_config_parse(void *cfg, const cJSON *root, const char *dir,
 			      struct pg_err *err)
 {
@@ -117,7 +134,13 @@ static int agent_config_parse(void *cfg, const cJSON *root, const char *dir,
 	    pg_config_string(root, "spool_dir", 1, dir, &c->spool_dir, err) < 0 ||
 	    pg_config_string(root, "profiles_dir", 1, dir, &c->profiles_dir, err) < 0 ||
 	    pg_config_strings(root, "profiles", &c->profiles, &c->n_profiles, err) < 0 ||
-	    pg_config_string(root, "log_level", 0, dir, &c->log_level, err) < 0)
+	    pg_config_string(root, "log_level", 0, dir, &c->log_level, err) < 0 ||
+	    agent_config_int(root, "lease_wait_s", 1, AGENT_LEASE_WAIT_S_MAX,
+			     &c->lease_wait_s, err) < 0 ||
+	    agent_config_int(root, "request_timeout_s", 1, AGENT_REQUEST_TIMEOUT_S_MAX,
+			     &c->request_timeout_s, err) < 0 ||
+	    agent_config_int(root, "max_backoff_s", 1, AGENT_MAX_BACKOFF_S_MAX,
+			     &c->max_backoff_s, err) < 0)
 		return -1;
 	if (strncmp(c->controller_url, "http://", 7) != 0 &&
 	    strncmp(c->controller_url, "https://", 8) != 0)
@@ -171,7 +194,10 @@ cJSON *agent_config_to_json(const struct agent_config *c)
 	for (size_t i = 0; i < c->n_profiles; i++)
 		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(c->profiles[i])))
 			goto fail;
-	if (!cJSON_AddStringToObject(o, "log_level", c->log_level))
+	if (!cJSON_AddStringToObject(o, "log_level", c->log_level) ||
+	    !cJSON_AddNumberToObject(o, "lease_wait_s", c->lease_wait_s) ||
+	    !cJSON_AddNumberToObject(o, "request_timeout_s", c->request_timeout_s) ||
+	    !cJSON_AddNumberToObject(o, "max_backoff_s", c->max_backoff_s))
 		goto fail;
 	return o;
 fail:

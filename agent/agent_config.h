@@ -17,6 +17,13 @@
  *   profiles_dir, profiles   as for the controller; used to tell which
  *                   host classes this agent's labels match
  *   log_level       "info", or "warn,proc=debug" per component
+ *   lease_wait_s    how long one lease request waits at the controller for
+ *                   a job before it answers 204 (1..300, default 30)
+ *   request_timeout_s   the deadline of every other request to the
+ *                   controller: register, heartbeat, logs, result
+ *                   (1..300, default 30)
+ *   max_backoff_s   the longest pause between retries when the controller
+ *                   is away or refuses the token (1..3600, default 60)
  */
 
 #include <stddef.h>
@@ -39,7 +46,17 @@ struct agent_config {
 	char **profiles;
 	size_t n_profiles;
 	char *log_level;
+	int lease_wait_s;
+	int request_timeout_s;
+	int max_backoff_s;
 };
+
+#define AGENT_LEASE_WAIT_S_DEFAULT 30
+#define AGENT_LEASE_WAIT_S_MAX 300
+#define AGENT_REQUEST_TIMEOUT_S_DEFAULT 30
+#define AGENT_REQUEST_TIMEOUT_S_MAX 300
+#define AGENT_MAX_BACKOFF_S_DEFAULT 60
+#define AGENT_MAX_BACKOFF_S_MAX 3600
 
 #define AGENT_CONFIG_DEFAULT PG_SYSCONFDIR "/perfgate/agent.json"
 

@@ -25,6 +25,9 @@ static void usage(FILE *out)
 		"  -n, --check-config    validate the configuration and the profiles, print\n"
 		"                        them normalised as JSON with the host classes this\n"
 		"                        agent's labels match, and exit (1 when invalid)\n"
+		"      --once            lease one job (waiting up to lease_wait_s), run it,\n"
+		"                        upload its result and exit: 0 when a job ran, 3 when\n"
+		"                        none came, 1 on failure\n"
 		"  -l, --log-level SPEC  LEVEL[,component=LEVEL...], levels error|warn|info|debug\n"
 		"  -h, --help            this text\n"
 		"  -V, --version         print the version\n",
@@ -36,6 +39,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 'n' },
+		{ "once", no_argument, NULL, 'o' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -44,7 +48,7 @@ int main(int argc, char **argv)
 	struct pg_err err = PG_ERR_INIT;
 	struct agent_config cfg;
 	const char *config_path = NULL, *log_level = NULL;
-	int check_only = 0, opt, rc;
+	int check_only = 0, once = 0, opt, rc;
 
 	pg_log_init("perfgate-agent");
 	while ((opt = getopt_long(argc, argv, "c:nl:hV", longopts, NULL)) != -1) {
@@ -54,6 +58,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			check_only = 1;
+			break;
+		case 'o':
+			once = 1;
 			break;
 		case 'l':
 			log_level = optarg;
@@ -84,7 +91,7 @@ int main(int argc, char **argv)
 		agent_config_free(&cfg);
 		return 2;
 	}
-	rc = check_only ? agent_cmd_check_config(&cfg) : agent_cmd_run(&cfg);
+	rc = check_only ? agent_cmd_check_config(&cfg) : agent_cmd_run(&cfg, once);
 	agent_config_free(&cfg);
 	return rc;
 }

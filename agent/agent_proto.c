@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* The controller API's endpoints, as the agent calls them. */
+#include "agent_proto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+#define PATH_LEN 256
+
+bool agent_stage_ok(const char *stage)
+{
+	size_t n = strlen(stage);
+
+	return n > 0 && n < AGENT_STAGE_MAX &&
+	       strspn(stage, "abcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
+/* POST a cJSON body (not consumed). */
+static enum agent_answer proto_post_json(struct agent_conn *c, const char *path,
+					 const cJSON *body, long timeout_ms,
+					 const struct agent_stop *stop,
+					 struct pg_http_response *resp, struct pg_err *err)
+{
+	enum agent_answer ans;
+	char *text = pg_json_print(body, false);
+
+	if (!text) {
+		pg_err_set(err, PG_ENOMEM, "POST %s: out of memory", path);
+		return AGENT_ANS_RETRY;
+	}
+	ans = agent_conn_post(c, path, "application/json", text, strlen(text), timeout_ms,
+			      stop, resp, err);
+	free(text);
+	return ans;
+}
+
+/* Parse a 2xx answer's body as a JSON object; REFUSED when it is not. */
+static enum agent_answer proto_answer_object(const char *path,
+					     const struct pg_http_response *resp,
+					     cJSON **root, struct pg_err *err)
+{
+	if (pg_json_parse(pg_buf_str(&resp->body), resp->body.len, root, err) < 0) {
+		pg_err_prefix(err, "POST %s: HTTP %ld answer", path, resp->status);
+		return AGENT_ANS_REFUSED;
+	}
+	if (!cJSON_IsObject(*root)) {
+		pg_err_set(err, PG_EINVAL, "POST %s: HTTP %ld answer is %s, not an object", path,
+			   resp->status, pg_json_type_name(*root));
+		cJSON_Delete(*root);
+		*root = NULL;
+		return AGENT_ANS_REFUSED;
+	}
+	return AGENT_ANS_OK;
+}
+
+enum agent_answer agent_proto_register(struct agent_conn *c, const cJSON *labels,
+				       const cJSON *facts, long timeout_ms,
+				       const struct agent_stop *stop, char *name,
+				       size_t name_len, struct pg_http_response *resp,
+				       struct pg_err *err)
+{
+	static const char path[] = "/api/v1/agents/register";
+	cJSON *body = cJSON_CreateObject(), *root = NULL;
+	enum agent_answer ans = AGENT_ANS_RETRY;
+	const char *agent = NULL;
+
+	if (!body || !cJSON_AddItemToObject(body, "labels", cJSON_Duplicate(labels, 1)) ||
+	    !cJSON_AddItemToObject(body, "facts", cJSON_Duplicate(facts, 1))) {
+		pg_err_set(err, PG_ENOMEM, "POST %s: out of memory", path);
+		goto out;
+	}
+	ans = proto_post_json(c, path, body, timeout_ms, stop, resp, err);
+	if (ans != AGENT_ANS_OK)
+		goto out;
+	ans = proto_answer_object(path, resp, &root, err);
+	if (ans != AGENT_ANS_OK)
+		goto out;
+	if (pg_json_get_string(root, "agent", true, &agent, err) < 0) {
+		pg_err_prefix(err, "POST %s: answer", path);
+		ans = AGENT_ANS_REFUSED;
+		goto out;
+	}
+	snprintf(name, name_len, "%s", agent);
+out:
+	cJSON_Delete(body);
+	cJSON_Delete(root);
+	return ans;
+}
+
+enum agent_answer agent_proto_lease(struct agent_conn *c, int wait_s, long timeout_ms,
+				    const struct agent_stop *stop, cJSON **job,
+				    struct pg_http_response *resp, struct pg_err *err)
+{
+	static const char path[] = "/api/v1/lease";
+	enum agent_answer ans;
+	cJSON *root = NULL, *item;
+	char body[64];
+
+	*job = NULL;
+	snprintf(body, sizeof(body), "{\"wait_s\":%d}", wait_s);
+	ans = agent_conn_post(c, path, "application/json", body, strlen(body), timeout_ms,
+			      stop, resp, err);
+	if (ans != AGENT_ANS_OK || resp->status == 204)
+		return ans;
+	if (resp->status != 200) {
+		pg_err_set(err, PG_EINVAL, "POST %s: HTTP %ld is neither 200 nor 204", path,
+			   resp->status);
+		return AGENT_ANS_REFUSED;
+	}
+	ans = proto_answer_object(path, resp, &root, err);
+	if (ans != AGENT_ANS_OK)
+		return ans;
+	item = cJSON_DetachItemFromObjectCaseSensitive(root, "job");
+	cJSON_Delete(root);
+	if (!cJSON_IsObject(item)) {
+		pg_err_set(err, PG_EINVAL, "POST %s: HTTP 200 answer: field 'job': %s",
+			   path, item ? "not an object" : "missing");
+		cJSON_Delete(item);
+		return AGENT_ANS_REFUSED;
+	}
+	*job = item;
+	return AGENT_ANS_OK;
+}
+
+enum agent_answer agent_proto_heartbeat(struct agent_conn *c, int64_t job_id,
+					int64_t attempt, const char *stage, int progress,
+					long timeout_ms, const struct agent_stop *stop,
+					bool *cancel, struct pg_http_response *resp,
+					struct pg_err *err)
+{
+	char path[PATH_LEN];
+	cJSON *body = cJSON_CreateObject(), *root = NULL;
+	enum agent_answer ans = AGENT_ANS_RETRY;
+
+	*cancel = false;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/heartbeat", (long long)job_id);
+	if (!body || !cJSON_AddNumberToObject(body, "attempt", (double)attempt) ||
+	    !cJSON_AddStringToObject(body, "stage", stage) ||
+	    !cJSON_AddNumberToObject(body, "progress", progress)) {
+		pg_err_set(err, PG_ENOMEM, "POST %s: out of memory", path);
+		goto out;
+	}
+	ans = proto_post_json(c, path, body, timeout_ms, stop, resp, err);
+	if (ans != AGENT_ANS_OK)
+		goto out;
+	ans = proto_answer_object(path, resp, &root, err);
+	if (ans != AGENT_ANS_OK)
+		goto out;
+	if (pg_json_get_bool(root, "cancel", true, cancel, err) < 0) {
+		pg_err_prefix(err, "POST %s: answer", path);
+		ans = AGENT_ANS_REFUSED;
+	}
+out:
+	cJSON_Delete(body);
+	cJSON_Delete(root);
+	return ans;
+}
+
+enum agent_answer agent_proto_log(struct agent_conn *c, int64_t job_id, int64_t attempt,
+				  const char *stage, const char *text, size_t len,
+				  long timeout_ms, const struct agent_stop *stop,
+				  struct pg_http_response *resp, struct pg_err *err)
+{
+	char path[PATH_LEN];
+
+	if (!agent_stage_ok(stage)) {
+		pg_err_set(err, PG_EINVAL, "log upload: bad stage name '%s'", stage);
+		return AGENT_ANS_REFUSED;
+	}
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/logs?attempt=%lld&stage=%s",
+		 (long long)job_id, (long long)attempt, stage);
+	return agent_conn_post(c, path, "text/plain; charset=utf-8", text, len, timeout_ms,
+			       stop, resp, err);
+}
+
+enum agent_answer agent_proto_result(struct agent_conn *c, int64_t job_id, int64_t attempt,
+				     const char *body, size_t len, long timeout_ms,
+				     const struct agent_stop *stop, char *status,
+				     size_t status_len, struct pg_http_response *resp,
+				     struct pg_err *err)
+{
+	char path[PATH_LEN];
+	enum agent_answer ans;
+	const char *s = NULL;
+	cJSON *root = NULL;
+
+	(void)attempt;	/* it is in the body; the path names the job only */
+	status[0] = '\0';
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/result", (long long)job_id);
+	ans = agent_conn_post(c, path, "application/json", body, len, timeout_ms, stop, resp,
+			      err);
+	if (ans != AGENT_ANS_OK)
+		return ans;
+	ans = proto_answer_object(path, resp, &root, err);
+	if (ans != AGENT_ANS_OK)
+		return ans;
+	if (pg_json_get_string(root, "status", true, &s, err) < 0) {
+		pg_err_prefix(err, "POST %s: answer", path);
+		ans = AGENT_ANS_REFUSED;
+	} else if (resp->status != 200 || (strcmp(s, "recorded") != 0 &&
+					   strcmp(s, "duplicate") != 0 &&
+					   strcmp(s, "acknowledged") != 0)) {
+		pg_err_set(err, PG_EINVAL, "POST %s: HTTP %ld answer: unexpected status '%s'",
+			   path, resp->status, s);
+		ans = AGENT_ANS_REFUSED;
+	} else {
+		snprintf(status, status_len, "%s", s);
+	}
+	cJSON_Delete(root);
+	return ans;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef AGENT_RUNNER_H
+#define AGENT_RUNNER_H
+
+/*
+ * Runners: what turns a leased job into a result.  The daemon owns the
+ * protocol (spool, heartbeats, uploads); a runner only does the work,
+ * through the hooks of struct agent_run, on the daemon's main thread.
+ *
+ * This issue ships the built-in runner, which builds and measures nothing;
+ * the DPDK runner (workspace, builds, benchmarks) replaces it with the
+ * same signature.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "agent_facts.h"
+#include "agent_job.h"
+#include "err.h"
+
+struct agent_run {
+	const struct agent_job *job;
+	const struct agent_facts *facts;
+	const char *work_dir;
+	/* Poll at least every 100 ms, also from long waits (pg_proc's
+	 * cancel_cb fits): true when the job must end now, without a result
+	 * (the controller cancelled it, or the agent is abandoning it). */
+	bool (*stopped)(void *arg);
+	/* The stage (agent_stage_ok() name) and progress 0..100 that the
+	 * next heartbeat reports. */
+	void (*progress)(void *arg, const char *stage, int percent);
+	/* Upload a chunk of a stage's log.  Best effort: a chunk the
+	 * controller cannot take after a few tries is dropped (logged), and
+	 * the job goes on. */
+	void (*log)(void *arg, const char *stage, const char *text, size_t len);
+	void *arg;
+};
+
+/*
+ * Run the job.  Returns:
+ *    0  done: *res holds the outcome (any of AGENT_OUTCOME_*), detail,
+ *       fingerprint and samples;
+ *    1  stopped because run->stopped() said so: *res is not used;
+ *   -1  the runner itself failed (err says why): the daemon reports
+ *       AGENT_OUTCOME_INFRA with err's message.
+ */
+typedef int (*agent_runner_fn)(const struct agent_run *run, struct agent_result *res,
+			       struct pg_err *err);
+
+#define AGENT_BUILTIN_SECONDS_DEFAULT 2.0
+#define AGENT_BUILTIN_SECONDS_MAX 86400.0
+#define AGENT_BUILTIN_DETAIL "built-in runner: nothing was built or measured " \
+	"(the DPDK runner comes with the agent's execution capability)"
+
+/*
+ * The built-in runner: stage "run", uploads one short log chunk, then
+ * waits for the job's "builtin_seconds" (a number in [0, 86400]; default
+ * 2; tests use it to keep a job running), reporting progress and polling
+ * run->stopped() every 100 ms, and ends with outcome "ok",
+ * AGENT_BUILTIN_DETAIL, a fingerprint of the host facts, and NO samples:
+ * it never makes numbers up.  A "builtin_seconds" of the wrong type or
+ * range fails the job as an infrastructure error.
+ */
+int agent_runner_builtin(const struct agent_run *run, struct agent_result *res,
+			 struct pg_err *err);
+
+/* The host part of a fingerprint: {"runner", "agent_version", "hostname",
+ * "vendor", "model", "microcode" (when known), "arch", "kernel", "cores",
+ * "numa_nodes", "memory_kb"}.  NULL when out of memory. */
+cJSON *agent_fingerprint_host(const struct agent_facts *facts, const char *runner);
+
+#endif
