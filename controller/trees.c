@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tree mirrors with libgit2: see trees.h. */
 #include "trees.h"
+#include "gitprogress.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +21,6 @@
 
 #define COMP "trees"
 #define MIRROR_REFSPEC "+refs/heads/*:refs/heads/*"
-#define PROGRESS_INTERVAL_MS 1000
 
 /* Set err from libgit2's last error: "WHAT: MESSAGE".  git_error_last()
  * may return NULL in 1.5 (after a callback abort, for one), hence the
@@ -95,50 +95,10 @@ static int parse_oid(git_oid *oid, const char *hex, struct pg_err *err)
 /* ---- sync ------------------------------------------------------------ */
 
 struct sync_ctx {
+	struct pg_git_progress prog;	/* first: the callbacks' payload */
 	const char *name;
-	const char *url;
-	int64_t start_ms;
-	int64_t deadline_ms;
-	int64_t last_log_ms;
-	bool timed_out;
 	unsigned int updated;
-	git_indexer_progress last;
 };
-
-static int check_deadline(struct sync_ctx *sc)
-{
-	if (pg_time_mono_ms() < sc->deadline_ms)
-		return 0;
-	sc->timed_out = true;
-	/* A negative return makes libgit2 abort the transfer. */
-	return GIT_EUSER;
-}
-
-static int on_transfer(const git_indexer_progress *st, void *payload)
-{
-	struct sync_ctx *sc = payload;
-	int64_t now = pg_time_mono_ms();
-
-	sc->last = *st;
-	if (now - sc->last_log_ms >= PROGRESS_INTERVAL_MS) {
-		sc->last_log_ms = now;
-		pg_log_info(COMP, "sync %s: received %u/%u objects (%zu KiB), indexed %u/%u deltas",
-			    sc->name, st->received_objects, st->total_objects,
-			    st->received_bytes / 1024, st->indexed_deltas, st->total_deltas);
-	}
-	return check_deadline(sc);
-}
-
-static int on_sideband(const char *str, int len, void *payload)
-{
-	struct sync_ctx *sc = payload;
-
-	/* The remote's "Counting objects" chatter: only the deadline
-	 * matters here, the transfer callback logs the progress. */
-	(void)str;
-	(void)len;
-	return check_deadline(sc);
-}
 
 static int on_update_tips(const char *refname, const git_oid *a, const git_oid *b, void *payload)
 {
@@ -285,11 +245,9 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 	int rc, ret = -1;
 
 	memset(&sc, 0, sizeof(sc));
+	pg_git_progress_start(&sc.prog, COMP, timeout_ms ? timeout_ms : TREES_SYNC_TIMEOUT_DEFAULT_MS);
+	pg_git_progress_label(&sc.prog, "sync %s", t->name);
 	sc.name = t->name;
-	sc.url = t->url;
-	sc.start_ms = pg_time_mono_ms();
-	sc.last_log_ms = sc.start_ms;
-	sc.deadline_ms = sc.start_ms + (timeout_ms ? timeout_ms : TREES_SYNC_TIMEOUT_DEFAULT_MS);
 	if (pg_inbox_global_init(err) < 0 ||
 	    trees_mirror_path(mirror_root, t->name, path, sizeof(path), err) < 0 ||
 	    open_or_create(&repo, path, t->name, err) < 0 ||
@@ -302,8 +260,8 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 		git_fail(err, PG_EIO, rc, "initialise fetch options");
 		goto fail;
 	}
-	fo.callbacks.transfer_progress = on_transfer;
-	fo.callbacks.sideband_progress = on_sideband;
+	fo.callbacks.transfer_progress = pg_git_on_transfer;
+	fo.callbacks.sideband_progress = pg_git_on_sideband;
 	fo.callbacks.update_tips = on_update_tips;
 	fo.callbacks.payload = &sc;
 	fo.prune = GIT_FETCH_PRUNE;
@@ -311,9 +269,9 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	rc = git_remote_fetch(remote, NULL, &fo, "perfgate: sync");
 	if (rc < 0) {
-		if (sc.timed_out) {
+		if (sc.prog.timed_out) {
 			pg_err_set(err, PG_ETIMEOUT, "fetch %s: no result within %lld ms", t->url,
-				   (long long)(sc.deadline_ms - sc.start_ms));
+				   (long long)(sc.prog.deadline_ms - sc.prog.start_ms));
 		} else if (local_source_error(t, err) == 0) {
 			git_fail(err, PG_EIO, rc, "fetch %s", t->url);
 		}
@@ -321,9 +279,9 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 	}
 	follow_default_branch(repo, t);
 	pg_log_info(COMP, "tree %s: synced %s into %s: %u objects (%zu KiB), %u refs changed, "
-		    "in %lld ms", t->name, t->url, path, sc.last.received_objects,
-		    sc.last.received_bytes / 1024, sc.updated,
-		    (long long)(pg_time_mono_ms() - sc.start_ms));
+		    "in %lld ms", t->name, t->url, path, sc.prog.last.received_objects,
+		    sc.prog.last.received_bytes / 1024, sc.updated,
+		    (long long)(pg_time_mono_ms() - sc.prog.start_ms));
 	ret = 0;
 	goto out;
 fail:

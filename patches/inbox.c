@@ -5,6 +5,7 @@
  * and public-inbox-v2-format.pod.
  */
 #include "inbox.h"
+#include "gitprogress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +26,6 @@
 #define COMP "inbox"
 #define PATH_MAX_LEN 4096
 #define MIRROR_REFSPEC "+refs/heads/*:refs/heads/*"
-#define PROGRESS_INTERVAL_MS 1000
 
 /*
  * An epoch's repository, opened for one walk or one fetch.  Not kept
@@ -984,76 +984,21 @@ int pg_inbox_tail(struct pg_inbox *ib, const struct pg_inbox_cursor *cursors, si
 /* ---- fetching ------------------------------------------------------- */
 
 struct fetch_ctx {
+	struct pg_git_progress prog;	/* first: the callbacks' payload */
 	struct pg_inbox *ib;
 	const char *url;
 	int epoch;
 	git_repository *repo;	/* the mirror being fetched into */
-	int64_t start_ms;
-	int64_t deadline_ms;
-	int64_t last_log_ms;
-	int64_t last_side_ms;
-	bool timed_out;
 	bool updated;
-	git_indexer_progress last;
 };
 
 /* Before each connection: the callbacks only run while data moves. */
 static int deadline_passed(struct fetch_ctx *fc, struct pg_err *err)
 {
-	if (pg_time_mono_ms() < fc->deadline_ms)
+	if (!pg_git_progress_expired(&fc->prog))
 		return 0;
-	fc->timed_out = true;
 	return pg_err_set(err, PG_ETIMEOUT, "fetch: no result within %u ms",
 			  fc->ib->fetch_timeout_ms);
-}
-
-static int check_deadline(struct fetch_ctx *fc)
-{
-	if (pg_time_mono_ms() < fc->deadline_ms)
-		return 0;
-	fc->timed_out = true;
-	/* A negative return makes libgit2 abort the transfer. */
-	return GIT_EUSER;
-}
-
-static int on_transfer(const git_indexer_progress *st, void *payload)
-{
-	struct fetch_ctx *fc = payload;
-	int64_t now = pg_time_mono_ms();
-
-	fc->last = *st;
-	if (now - fc->last_log_ms >= PROGRESS_INTERVAL_MS) {
-		fc->last_log_ms = now;
-		pg_log_info(COMP, "fetch %s: received %u/%u objects (%zu KiB), indexed %u/%u deltas",
-			    fc->url, st->received_objects, st->total_objects,
-			    st->received_bytes / 1024, st->indexed_deltas, st->total_deltas);
-	}
-	return check_deadline(fc);
-}
-
-static int on_sideband(const char *str, int len, void *payload)
-{
-	struct fetch_ctx *fc = payload;
-	int64_t now = pg_time_mono_ms();
-
-	/* "Counting objects:  11% (1/9)\r..." arrives in chunks that are
-	 * not line-aligned: log a sample, the chunk's last complete
-	 * status, at debug level. */
-	if (now - fc->last_side_ms >= PROGRESS_INTERVAL_MS && len > 0 &&
-	    pg_log_enabled(PG_LOG_DEBUG, COMP)) {
-		int end = len, start;
-
-		while (end > 0 && (str[end - 1] == '\r' || str[end - 1] == '\n'))
-			end--;
-		for (start = end; start > 0 && str[start - 1] != '\r' && str[start - 1] != '\n';
-		     start--)
-			;
-		fc->last_side_ms = now;
-		if (end > start)
-			pg_log_debug(COMP, "fetch %s: remote: %.*s", fc->url, end - start,
-				     str + start);
-	}
-	return check_deadline(fc);
 }
 
 static int on_update_tips(const char *refname, const git_oid *a, const git_oid *b, void *payload)
@@ -1084,8 +1029,8 @@ static int fetch_callbacks(git_remote_callbacks *cbs, struct fetch_ctx *fc, stru
 
 	if (rc < 0)
 		return git_fail(err, PG_EIO, rc, "initialise remote callbacks");
-	cbs->transfer_progress = on_transfer;
-	cbs->sideband_progress = on_sideband;
+	cbs->transfer_progress = pg_git_on_transfer;
+	cbs->sideband_progress = pg_git_on_sideband;
 	cbs->update_tips = on_update_tips;
 	cbs->payload = fc;
 	return 0;
@@ -1093,7 +1038,7 @@ static int fetch_callbacks(git_remote_callbacks *cbs, struct fetch_ctx *fc, stru
 
 static int fetch_fail(struct fetch_ctx *fc, struct pg_err *err, int rc, const char *what)
 {
-	if (fc->timed_out)
+	if (fc->prog.timed_out)
 		return pg_err_set(err, PG_ETIMEOUT, "fetch %s: %s: no result within %u ms",
 				  fc->url, what, fc->ib->fetch_timeout_ms);
 	return git_fail(err, PG_EIO, rc, "fetch %s: %s", fc->url, what);
@@ -1114,6 +1059,7 @@ static int probe(struct fetch_ctx *fc, const char *url, bool *exists, char *why,
 
 	*exists = false;
 	fc->url = url;
+	pg_git_progress_label(&fc->prog, "fetch %s", url);
 	fc->repo = NULL;
 	if (deadline_passed(fc, err) < 0 || fetch_callbacks(&cbs, fc, err) < 0)
 		goto out;
@@ -1126,7 +1072,7 @@ static int probe(struct fetch_ctx *fc, const char *url, bool *exists, char *why,
 	if (rc == 0) {
 		*exists = true;
 		git_remote_disconnect(remote);
-	} else if (fc->timed_out) {
+	} else if (fc->prog.timed_out) {
 		fetch_fail(fc, err, rc, "connect");
 		goto out;
 	} else {
@@ -1222,7 +1168,7 @@ static int fetch_epoch(struct fetch_ctx *fc, int epoch, const char *url, struct 
 	fc->epoch = epoch;
 	fc->repo = NULL;
 	fc->updated = false;
-	memset(&fc->last, 0, sizeof(fc->last));
+	pg_git_progress_label(&fc->prog, "fetch %s", url);
 	if (deadline_passed(fc, err) < 0 || epoch_path(fc->ib, epoch, path, sizeof(path), err) < 0 ||
 	    mirror_repo(epoch, path, &er, err) < 0 ||
 	    origin(er.repo, url, &remote, err) < 0)
@@ -1263,7 +1209,7 @@ static int fetch_epoch(struct fetch_ctx *fc, int epoch, const char *url, struct 
 	}
 	follow_remote_head(er.repo, &branch, url);
 	pg_log_info(COMP, "fetched %s into %s: %u objects (%zu KiB)%s in %lld ms", url, path,
-		    fc->last.received_objects, fc->last.received_bytes / 1024,
+		    fc->prog.last.received_objects, fc->prog.last.received_bytes / 1024,
 		    fc->updated ? "" : ", already up to date",
 		    (long long)(pg_time_mono_ms() - t0));
 	ret = 0;
@@ -1318,8 +1264,7 @@ int pg_inbox_fetch(struct pg_inbox *ib, struct pg_err *err)
 
 	if (!ib->remote)
 		return 0;
-	fc.start_ms = pg_time_mono_ms();
-	fc.deadline_ms = fc.start_ms + ib->fetch_timeout_ms;
+	pg_git_progress_start(&fc.prog, COMP, ib->fetch_timeout_ms);
 	if (ib->format == PG_INBOX_UNKNOWN && detect_remote(&fc, err) < 0)
 		goto out;
 	if (list_epochs(ib, err) < 0)

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+#include "gitprogress.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "time.h"
+
+#define GIT_PROGRESS_INTERVAL_MS 1000
+
+void pg_git_progress_start(struct pg_git_progress *p, const char *component,
+			   int64_t timeout_ms)
+{
+	memset(p, 0, sizeof(*p));
+	p->component = component;
+	p->start_ms = pg_time_mono_ms();
+	p->last_log_ms = p->start_ms;
+	p->deadline_ms = p->start_ms + timeout_ms;
+}
+
+void pg_git_progress_label(struct pg_git_progress *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->label, sizeof(p->label), fmt, ap);
+	va_end(ap);
+	memset(&p->last, 0, sizeof(p->last));
+}
+
+bool pg_git_progress_expired(struct pg_git_progress *p)
+{
+	if (pg_time_mono_ms() < p->deadline_ms)
+		return false;
+	p->timed_out = true;
+	return true;
+}
+
+int pg_git_on_transfer(const git_indexer_progress *st, void *payload)
+{
+	struct pg_git_progress *p = payload;
+	int64_t now = pg_time_mono_ms();
+
+	p->last = *st;
+	if (now - p->last_log_ms >= GIT_PROGRESS_INTERVAL_MS) {
+		p->last_log_ms = now;
+		pg_log_info(p->component, "%s: received %u/%u objects (%zu KiB), indexed %u/%u deltas",
+			    p->label, st->received_objects, st->total_objects,
+			    st->received_bytes / 1024, st->indexed_deltas, st->total_deltas);
+	}
+	return pg_git_progress_expired(p) ? GIT_EUSER : 0;
+}
+
+int pg_git_on_sideband(const char *str, int len, void *payload)
+{
+	struct pg_git_progress *p = payload;
+	int64_t now = pg_time_mono_ms();
+
+	/* "Counting objects:  11% (1/9)\r..." arrives in chunks that are
+	 * not line-aligned: log a sample, the chunk's last complete status,
+	 * at debug level. */
+	if (now - p->last_side_ms >= GIT_PROGRESS_INTERVAL_MS && len > 0 &&
+	    pg_log_enabled(PG_LOG_DEBUG, p->component)) {
+		int end = len, start;
+
+		while (end > 0 && (str[end - 1] == '\r' || str[end - 1] == '\n'))
+			end--;
+		for (start = end; start > 0 && str[start - 1] != '\r' && str[start - 1] != '\n';
+		     start--)
+			;
+		p->last_side_ms = now;
+		if (end > start)
+			pg_log_debug(p->component, "%s: remote: %.*s", p->label, end - start,
+				     str + start);
+	}
+	return pg_git_progress_expired(p) ? GIT_EUSER : 0;
+}
