@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Command dispatch and the small one-shot commands (check-config, db). */
+/* Command dispatch and the small one-shot commands (check-config, db,
+ * agent). */
 #include "ctl_cmd.h"
 #include "ctl_intake.h"
+#include "ctl_plan.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,13 +11,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include "api.h"
+#include "api_auth.h"
+#include "api_view.h"
 #include "buf.h"
 #include "conffile.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
 #include "profile.h"
+#include "sched.h"
 #include "store.h"
+#include "time.h"
 
 int ctl_cmd_check_config(const struct ctl_config *cfg)
 {
@@ -75,6 +84,235 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* agent add / list / disable / enable                                  */
+
+static void ctl_agent_usage(void)
+{
+	fprintf(stderr, "usage: perfgate-controller agent add NAME [--labels KEY=VALUE,...]\n"
+		"       perfgate-controller agent list [--json]\n"
+		"       perfgate-controller agent disable|enable NAME\n");
+}
+
+/* Split "k=v,k=v" in place into keys and values (at most max of them).
+ * Returns the count, or -1 when an item has no '=' or an empty side. */
+static int ctl_agent_labels(char *spec, const char **keys, const char **values, size_t max)
+{
+	size_t n = 0;
+	char *p = spec;
+
+	if (!*spec)
+		return 0;
+	for (;;) {
+		char *comma = strchr(p, ',');
+		char *eq;
+
+		if (comma)
+			*comma = '\0';
+		eq = strchr(p, '=');
+		if (!eq || eq == p || !eq[1] || n == max)
+			return -1;
+		*eq = '\0';
+		keys[n] = p;
+		values[n] = eq + 1;
+		n++;
+		if (!comma)
+			return (int)n;
+		p = comma + 1;
+	}
+}
+
+/* Open the store (creating it, as `db migrate` would) for a command. */
+static int ctl_agent_store(const struct ctl_config *cfg, struct store **st, int create)
+{
+	struct pg_err err = PG_ERR_INIT;
+
+	if (!create && access(cfg->db, F_OK) != 0) {
+		fprintf(stderr, "perfgate-controller: store %s: %s\n", cfg->db, strerror(errno));
+		return -1;
+	}
+	if ((create && pg_mkdir_parent(cfg->db, 0750, &err) < 0) ||
+	    store_open(st, cfg->db, &err) < 0) {
+		fprintf(stderr, "perfgate-controller: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The token goes to stdout alone, so that a script can capture it. */
+static int ctl_agent_add(const struct ctl_config *cfg, const char *name, char *labels_spec)
+{
+	const char *keys[SCHED_MAX_LABELS], *values[SCHED_MAX_LABELS];
+	struct pg_err err = PG_ERR_INIT;
+	struct sched_labels labels = { keys, values, 0 };
+	char token[API_TOKEN_HEX + 1], hash[API_SHA256_HEX + 1];
+	struct store *st = NULL;
+	int64_t id = 0;
+	int n = 0, rc = 1;
+
+	if (labels_spec) {
+		n = ctl_agent_labels(labels_spec, keys, values, SCHED_MAX_LABELS);
+		if (n < 0) {
+			fprintf(stderr, "perfgate-controller: agent add: --labels wants KEY=VALUE,... "
+				"(at most %d)\n", SCHED_MAX_LABELS);
+			return 2;
+		}
+		labels.n = (size_t)n;
+	}
+	if (ctl_agent_store(cfg, &st, 1) < 0)
+		return 1;
+	if (api_token_new(token, &err) < 0 ||
+	    api_sha256_hex(token, strlen(token), hash, &err) < 0 ||
+	    sched_agent_add(st, name, &labels, hash, pg_time_wall_ms() / 1000, &id, &err) < 0) {
+		fprintf(stderr, "perfgate-controller: agent add %s: %s\n", name, err.msg);
+		goto out;
+	}
+	printf("%s\n", token);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "perfgate-controller: agent add %s: writing the token: %s\n", name,
+			strerror(errno));
+		goto out;
+	}
+	fprintf(stderr, "perfgate-controller: agent %s added (id %lld) with %d label%s; its "
+		"token, printed above, is shown only this once: put it in the agent's "
+		"token_file\n", name, (long long)id, n, n == 1 ? "" : "s");
+	rc = 0;
+out:
+	OPENSSL_cleanse(token, sizeof(token));
+	store_close(st);
+	return rc;
+}
+
+/* "k=v,k=v" of a labels object.  Returns 0 or -1 (out of memory). */
+static int ctl_agent_print_labels(const cJSON *labels, struct pg_buf *b)
+{
+	const cJSON *l;
+
+	cJSON_ArrayForEach(l, labels)
+		if (pg_buf_printf(b, "%s%s=%s", b->len ? "," : "", l->string,
+				  cJSON_IsString(l) ? l->valuestring : "?") < 0)
+			return -1;
+	return 0;
+}
+
+static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf labels = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	struct store *st = NULL;
+	cJSON *arr = NULL;
+	const cJSON *a;
+	char *text = NULL;
+	int rc = 1;
+
+	if (ctl_agent_store(cfg, &st, 0) < 0)
+		return 1;
+	if (api_view_agents(st, pg_time_wall_ms() / 1000, API_ONLINE_WINDOW_S, &arr, &err) < 0) {
+		fprintf(stderr, "perfgate-controller: agent list: %s\n", err.msg);
+		goto out;
+	}
+	if (as_json) {
+		text = pg_json_print(arr, true);
+		if (!text) {
+			fprintf(stderr, "perfgate-controller: agent list: out of memory\n");
+			goto out;
+		}
+		printf("%s\n", text);
+		rc = 0;
+		goto out;
+	}
+	printf("%-20s %-8s %-21s %-24s %s\n", "NAME", "STATE", "LAST SEEN", "JOB", "LABELS");
+	cJSON_ArrayForEach(a, arr) {
+		const cJSON *seen = cJSON_GetObjectItem(a, "last_seen");
+		const cJSON *job = cJSON_GetObjectItem(a, "job");
+		char when[PG_TIME_UTC_MAX] = "never", jobtext[64] = "-";
+
+		if (cJSON_IsNumber(seen) &&
+		    pg_time_format_utc((int64_t)seen->valuedouble * 1000, 0, when, sizeof(when)) < 0)
+			snprintf(when, sizeof(when), "%.0f", seen->valuedouble);
+		if (cJSON_IsObject(job))
+			snprintf(jobtext, sizeof(jobtext), "%.0f %s",
+				 cJSON_GetNumberValue(cJSON_GetObjectItem(job, "id")),
+				 cJSON_GetStringValue(cJSON_GetObjectItem(job, "state")));
+		pg_buf_reset(&labels);
+		if (ctl_agent_print_labels(cJSON_GetObjectItem(a, "labels"), &labels) < 0) {
+			fprintf(stderr, "perfgate-controller: agent list: out of memory\n");
+			goto out;
+		}
+		printf("%-20s %-8s %-21s %-24s %s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(a, "name")),
+		       !cJSON_IsTrue(cJSON_GetObjectItem(a, "enabled")) ? "disabled" :
+		       cJSON_IsTrue(cJSON_GetObjectItem(a, "online")) ? "online" : "offline",
+		       when, jobtext, labels.len ? pg_buf_str(&labels) : "-");
+	}
+	rc = 0;
+out:
+	free(text);
+	cJSON_Delete(arr);
+	pg_buf_release(&labels);
+	store_close(st);
+	return rc;
+}
+
+/* A disabled agent's requests are refused (403); its lease, if it holds
+ * one, expires and the job goes to another agent. */
+static int ctl_agent_enable(const struct ctl_config *cfg, const char *name, int enable)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct store *st = NULL;
+	int rc = 1;
+
+	if (ctl_agent_store(cfg, &st, 0) < 0)
+		return 1;
+	if (store_run(st, "enable agent", "UPDATE agents SET enabled = ?1 WHERE name = ?2",
+		      STORE_ARGS(STORE_INT(enable), STORE_TEXT(name)), &err) < 0) {
+		fprintf(stderr, "perfgate-controller: agent %s: %s\n", name, err.msg);
+		goto out;
+	}
+	if (store_changes(st) == 0) {
+		fprintf(stderr, "perfgate-controller: no agent named '%s'\n", name);
+		goto out;
+	}
+	fprintf(stderr, "perfgate-controller: agent %s %s\n", name,
+		enable ? "enabled" : "disabled");
+	rc = 0;
+out:
+	store_close(st);
+	return rc;
+}
+
+static int ctl_cmd_agent(const struct ctl_config *cfg, int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "add") == 0) {
+		char *labels = NULL;
+
+		for (int i = 3; i < argc; i++) {
+			if (strcmp(argv[i], "--labels") == 0 && i + 1 < argc)
+				labels = argv[++i];
+			else if (strncmp(argv[i], "--labels=", 9) == 0)
+				labels = argv[i] + 9;
+			else
+				goto usage;
+		}
+		if (argv[2][0] == '-')
+			goto usage;
+		return ctl_agent_add(cfg, argv[2], labels);
+	}
+	if (argc >= 2 && strcmp(argv[1], "list") == 0) {
+		if (argc == 2)
+			return ctl_agent_list(cfg, 0);
+		if (argc == 3 && strcmp(argv[2], "--json") == 0)
+			return ctl_agent_list(cfg, 1);
+		goto usage;
+	}
+	if (argc == 3 && argv[2][0] != '-' &&
+	    (strcmp(argv[1], "disable") == 0 || strcmp(argv[1], "enable") == 0))
+		return ctl_agent_enable(cfg, argv[2], strcmp(argv[1], "enable") == 0);
+usage:
+	ctl_agent_usage();
+	return 2;
+}
+
 int ctl_cmd_dispatch(const struct ctl_config *cfg, int argc, char **argv)
 {
 	if (argc == 0 || strcmp(argv[0], "serve") == 0) {
@@ -90,6 +328,10 @@ int ctl_cmd_dispatch(const struct ctl_config *cfg, int argc, char **argv)
 		return ctl_cmd_ingest(cfg, argc, argv);
 	if (strcmp(argv[0], "series") == 0)
 		return ctl_cmd_series(cfg, argc, argv);
+	if (strcmp(argv[0], "plan") == 0)
+		return ctl_cmd_plan(cfg, argc, argv);
+	if (strcmp(argv[0], "agent") == 0)
+		return ctl_cmd_agent(cfg, argc, argv);
 	fprintf(stderr, "perfgate-controller: unknown command '%s' (see --help)\n", argv[0]);
 	return 2;
 }

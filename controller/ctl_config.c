@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "ctl_config.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,11 +11,12 @@
 #include "conffile.h"
 #include "json.h"
 #include "log.h"
+#include "sched.h"
 #include "time.h"
 
 static const char *const ctl_config_fields[] = {
 	"db", "data_dir", "profiles_dir", "profiles", "log_level", "project", "sources",
-	"intake", NULL
+	"intake", "api", NULL
 };
 static const char *const ctl_source_fields[] = {
 	"name", "type", "url", "project", "token_file", NULL
@@ -21,7 +25,20 @@ static const char *const ctl_intake_fields[] = {
 	"interval_s", "stale_after_s", "batch", "max_message_bytes", "since", NULL
 };
 
+static const char *const ctl_api_fields[] = {
+	"listen", "public_url", "admin_token_file", "lease_s", "max_attempts",
+	"max_body_bytes", "threads", NULL
+};
+
 #define CTL_MAX_SOURCES 64
+#define CTL_URL_MAX 1024
+
+/* Defaults of the "api" section. */
+#define CTL_API_LISTEN "127.0.0.1:8080"
+#define CTL_API_LEASE_S 60
+#define CTL_API_MAX_ATTEMPTS 3
+#define CTL_API_MAX_BODY (16LL << 20)
+#define CTL_API_THREADS 4
 
 const char *ctl_source_type_name(enum ctl_source_type t)
 {
@@ -178,6 +195,126 @@ fail:
 	return -1;
 }
 
+/*
+ * Split "HOST:PORT" or "[IPV6]:PORT" into a malloc'd host (brackets
+ * removed) and a port in 0..65535.  The host is resolved only when the
+ * server starts: a name that does not resolve is a start-up error, not a
+ * configuration error.
+ */
+static int ctl_api_listen(struct ctl_api *a, struct pg_err *err)
+{
+	const char *s = a->listen, *colon, *h = s;
+	size_t hlen;
+	char *end = NULL;
+	long port;
+
+	if (*s == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':')
+			goto bad;
+		h = s + 1;
+		hlen = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || memchr(s, ':', (size_t)(colon - s)))
+			goto bad;
+		hlen = (size_t)(colon - s);
+	}
+	if (hlen == 0 || hlen > 255)
+		goto bad;
+	for (size_t i = 0; i < hlen; i++)
+		if (!isalnum((unsigned char)h[i]) && !strchr(".-:_%", h[i]))
+			goto bad;
+	if (!isdigit((unsigned char)colon[1]))
+		goto bad;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (errno || *end || port < 0 || port > 65535)
+		goto bad;
+	a->host = strndup(h, hlen);
+	if (!a->host)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	a->port = (int)port;
+	return 0;
+bad:
+	return pg_err_set(err, PG_EINVAL, "field 'listen': '%s' is not HOST:PORT or [IPV6]:PORT "
+			  "with a port of 0 to 65535", s);
+}
+
+/* An http(s) URL of printable characters; trailing slashes are dropped so
+ * that links are built by appending "/api/v1/...". */
+static int ctl_api_public_url(char *url, struct pg_err *err)
+{
+	size_t n = strlen(url);
+
+	if (n > CTL_URL_MAX)
+		return pg_err_set(err, PG_EINVAL, "field 'public_url': longer than %d bytes",
+				  CTL_URL_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (!isgraph((unsigned char)url[i]))
+			return pg_err_set(err, PG_EINVAL, "field 'public_url': '%s' has a space or a "
+					  "control character", url);
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		return pg_err_set(err, PG_EINVAL, "field 'public_url': '%s' is not an http(s) URL",
+				  url);
+	if (strchr(url, '?') || strchr(url, '#'))
+		return pg_err_set(err, PG_EINVAL, "field 'public_url': '%s' has a query or a "
+				  "fragment", url);
+	while (n > 8 && url[n - 1] == '/')
+		url[--n] = '\0';
+	if (url[n - 1] == '/')
+		return pg_err_set(err, PG_EINVAL, "field 'public_url': '%s' has no host", url);
+	return 0;
+}
+
+static int ctl_config_api(struct ctl_config *c, const cJSON *root, const char *dir,
+			  struct pg_err *err)
+{
+	struct ctl_api *a = &c->api;
+	const cJSON *o = NULL;
+	int64_t v;
+	int rc;
+
+	rc = pg_json_get_object(root, "api", 0, &o, err);
+	if (rc <= 0)
+		return rc;
+	a->enabled = true;
+	a->listen = strdup(CTL_API_LISTEN);
+	if (!a->listen)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	if (pg_json_check_keys(o, ctl_api_fields, err) < 0 ||
+	    pg_config_string(o, "listen", 0, dir, &a->listen, err) < 0 ||
+	    ctl_api_listen(a, err) < 0 ||
+	    pg_config_string(o, "public_url", 0, dir, &a->public_url, err) < 0 ||
+	    (a->public_url && ctl_api_public_url(a->public_url, err) < 0) ||
+	    pg_config_string(o, "admin_token_file", 1, dir, &a->admin_token_file, err) < 0 ||
+	    pg_json_get_int(o, "lease_s", 0, CTL_API_LEASE_MIN_S, SCHED_LEASE_MAX_S,
+			    &a->lease_s, err) < 0 ||
+	    pg_json_get_int(o, "max_attempts", 0, 1, SCHED_MAX_ATTEMPTS, &a->max_attempts,
+			    err) < 0 ||
+	    pg_json_get_int(o, "max_body_bytes", 0, CTL_API_BODY_MIN, CTL_API_BODY_MAX,
+			    &a->max_body_bytes, err) < 0)
+		goto fail;
+	v = a->threads;
+	if (pg_json_get_int(o, "threads", 0, 1, CTL_API_THREADS_MAX, &v, err) < 0)
+		goto fail;
+	a->threads = (int)v;
+	return 0;
+fail:
+	pg_err_prefix(err, "field 'api'");
+	return -1;
+}
+
+static void ctl_api_free(struct ctl_api *a)
+{
+	free(a->listen);
+	free(a->host);
+	free(a->public_url);
+	free(a->admin_token_file);
+}
+
 void ctl_config_free(struct ctl_config *c)
 {
 	free(c->path);
@@ -188,6 +325,7 @@ void ctl_config_free(struct ctl_config *c)
 	free(c->log_level);
 	free(c->project);
 	ctl_sources_free(c->sources, c->n_sources);
+	ctl_api_free(&c->api);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -202,6 +340,12 @@ static int ctl_config_defaults(struct ctl_config *c, struct pg_err *err)
 	c->intake.stale_after_s = 2 * 86400;
 	c->intake.batch = 256;
 	c->intake.max_message_bytes = 32LL << 20;
+	/* The API's numbers apply also without an "api" section: the daemon
+	 * still sweeps expired leases with max_attempts. */
+	c->api.lease_s = CTL_API_LEASE_S;
+	c->api.max_attempts = CTL_API_MAX_ATTEMPTS;
+	c->api.max_body_bytes = CTL_API_MAX_BODY;
+	c->api.threads = CTL_API_THREADS;
 	if (!c->db || !c->data_dir || !c->profiles_dir || !c->log_level || !c->project)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
 	return 0;
@@ -220,7 +364,8 @@ static int ctl_config_parse(void *cfg, const cJSON *root, const char *dir,
 	    pg_config_string(root, "log_level", 0, dir, &c->log_level, err) < 0 ||
 	    pg_config_string(root, "project", 0, dir, &c->project, err) < 0 ||
 	    ctl_config_sources(c, root, dir, err) < 0 ||
-	    ctl_config_intake(c, root, err) < 0)
+	    ctl_config_intake(c, root, err) < 0 ||
+	    ctl_config_api(c, root, dir, err) < 0)
 		return -1;
 	if (!ctl_name_ok(c->project))
 		return pg_err_set(err, PG_EINVAL, "field 'project': '%s' must be letters, digits, "
@@ -250,6 +395,49 @@ int ctl_config_set_db(struct ctl_config *c, const char *db, struct pg_err *err)
 	free(c->db);
 	c->db = abs;
 	return 0;
+}
+
+/* "api": null when the section is absent (no HTTP), else every member. */
+static int ctl_api_to_json(cJSON *o, const struct ctl_api *a)
+{
+	cJSON *api;
+	char *url = NULL;
+	int rc = -1;
+
+	if (!a->enabled)
+		return cJSON_AddNullToObject(o, "api") ? 0 : -1;
+	api = cJSON_AddObjectToObject(o, "api");
+	url = ctl_api_url(a);
+	if (!api || !url ||
+	    !cJSON_AddStringToObject(api, "listen", a->listen) ||
+	    !cJSON_AddStringToObject(api, "public_url", url) ||
+	    (a->admin_token_file &&
+	     !cJSON_AddStringToObject(api, "admin_token_file", a->admin_token_file)) ||
+	    !cJSON_AddNumberToObject(api, "lease_s", (double)a->lease_s) ||
+	    !cJSON_AddNumberToObject(api, "max_attempts", (double)a->max_attempts) ||
+	    !cJSON_AddNumberToObject(api, "max_body_bytes", (double)a->max_body_bytes) ||
+	    !cJSON_AddNumberToObject(api, "threads", a->threads))
+		goto out;
+	rc = 0;
+out:
+	free(url);
+	return rc;
+}
+
+char *ctl_api_url(const struct ctl_api *a)
+{
+	size_t n;
+	char *url;
+
+	if (a->public_url)
+		return strdup(a->public_url);
+	if (!a->listen)
+		return NULL;
+	n = strlen(a->listen) + sizeof("http://");
+	url = malloc(n);
+	if (url)
+		snprintf(url, n, "http://%s", a->listen);
+	return url;
 }
 
 cJSON *ctl_config_to_json(const struct ctl_config *c)
@@ -302,6 +490,8 @@ cJSON *ctl_config_to_json(const struct ctl_config *c)
 		if (!cJSON_AddStringToObject(intake, "since", since))
 			goto fail;
 	}
+	if (ctl_api_to_json(o, &c->api) < 0)
+		goto fail;
 	return o;
 fail:
 	cJSON_Delete(o);

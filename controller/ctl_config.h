@@ -26,6 +26,16 @@
  *                 reported as never completed, messages per transaction,
  *                 the largest mail kept, and where a new Patchwork source
  *                 starts reading events (default: 1 day before first use)
+ *   api           the HTTP API (controller/api.h); without this section the
+ *                 daemon serves no HTTP.  All members optional:
+ *                 {"listen": "127.0.0.1:8080"   HOST:PORT or [IPV6]:PORT;
+ *                                               port 0 picks a free one,
+ *                  "public_url": "http://127.0.0.1:8080"   how agents and
+ *                                people reach it (links; default from listen),
+ *                  "admin_token_file": "..."    the admin token; without it
+ *                                               admin endpoints answer 403,
+ *                  "lease_s": 60, "max_attempts": 3,
+ *                  "max_body_bytes": 16777216, "threads": 4}
  */
 
 #include <stdbool.h>
@@ -57,6 +67,28 @@ struct ctl_intake {
 	int64_t since_ms;	/* 0: one day before a source's first use */
 };
 
+/* The "api" section; enabled is false when the section is absent. */
+struct ctl_api {
+	bool enabled;
+	char *listen;		/* as written, e.g. "127.0.0.1:8080" */
+	char *host;		/* "127.0.0.1", "::1" (no brackets) */
+	int port;		/* 0..65535; 0: any free port */
+	char *public_url;	/* http(s)://..., no trailing '/'; NULL when not
+				 * set: "http://" + listen (the bound port when
+				 * listen's port is 0) */
+	char *admin_token_file;	/* absolute; NULL when not set */
+	int64_t lease_s;
+	int64_t max_attempts;
+	int64_t max_body_bytes;
+	int threads;
+};
+
+/* Bounds of the "api" members. */
+#define CTL_API_LEASE_MIN_S 3
+#define CTL_API_THREADS_MAX 64
+#define CTL_API_BODY_MIN 1024
+#define CTL_API_BODY_MAX (1024LL << 20)
+
 struct ctl_config {
 	char *path;		/* the file read; NULL when built-in defaults */
 	char *db;
@@ -69,6 +101,7 @@ struct ctl_config {
 	struct ctl_source *sources;
 	size_t n_sources;
 	struct ctl_intake intake;
+	struct ctl_api api;
 };
 
 /* The default configuration file, SYSCONFDIR/perfgate/controller.json. */
@@ -86,6 +119,10 @@ void ctl_config_free(struct ctl_config *c);
 
 /* The source named `name`, or NULL. */
 const struct ctl_source *ctl_config_source(const struct ctl_config *c, const char *name);
+
+/* The API's public URL: public_url, else "http://" + listen.  malloc'd;
+ * NULL when out of memory or the section is absent. */
+char *ctl_api_url(const struct ctl_api *a);
 
 /* "public-inbox" or "patchwork". */
 const char *ctl_source_type_name(enum ctl_source_type t);

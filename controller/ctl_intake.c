@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api_view.h"
 #include "buf.h"
 #include "conffile.h"
 #include "fsutil.h"
@@ -274,105 +275,16 @@ usage:
 /* ------------------------------------------------------------------ */
 /* series list / show                                                  */
 
-static const char *col_text(sqlite3_stmt *stmt, int i)
-{
-	const char *s = (const char *)sqlite3_column_text(stmt, i);
-
-	return s ? s : "";
-}
-
-static void json_add_text_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i)
-{
-	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
-		cJSON_AddNullToObject(o, key);
-	else
-		cJSON_AddStringToObject(o, key, col_text(stmt, i));
-}
-
-static void json_add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i)
-{
-	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
-		cJSON_AddNullToObject(o, key);
-	else
-		cJSON_AddNumberToObject(o, key, (double)sqlite3_column_int64(stmt, i));
-}
-
-#define SERIES_COLUMNS \
-	"s.id, s.state, s.version, s.total, (SELECT count(*) FROM patches p" \
-	" WHERE p.series_id = s.id), s.title, s.submitter_name, s.submitter_addr," \
-	" s.received_at, s.completed_at, s.tags, s.is_rfc, s.supersedes_id," \
-	" (SELECT n.id FROM series n WHERE n.supersedes_id = s.id LIMIT 1), s.stale_at," \
-	" s.pw_series_id, s.base_commit, s.root_msgid," \
-	" (SELECT m.msgid FROM messages m WHERE m.id = s.cover_message_id)"
-
-/* One row of SERIES_COLUMNS as JSON. */
-static cJSON *series_row_json(sqlite3_stmt *stmt)
-{
-	cJSON *o = cJSON_CreateObject();
-	char when[PG_TIME_UTC_MAX];
-
-	if (!o)
-		return NULL;
-	cJSON_AddNumberToObject(o, "id", (double)sqlite3_column_int64(stmt, 0));
-	cJSON_AddStringToObject(o, "state", col_text(stmt, 1));
-	cJSON_AddBoolToObject(o, "stale", sqlite3_column_type(stmt, 14) != SQLITE_NULL);
-	cJSON_AddNumberToObject(o, "version", sqlite3_column_int(stmt, 2));
-	cJSON_AddNumberToObject(o, "total", sqlite3_column_int(stmt, 3));
-	cJSON_AddNumberToObject(o, "received", sqlite3_column_int(stmt, 4));
-	cJSON_AddStringToObject(o, "title", col_text(stmt, 5));
-	cJSON_AddStringToObject(o, "submitter_name", col_text(stmt, 6));
-	cJSON_AddStringToObject(o, "submitter", col_text(stmt, 7));
-	pg_time_format_utc(sqlite3_column_int64(stmt, 8) * 1000, 0, when, sizeof(when));
-	cJSON_AddStringToObject(o, "date", when);
-	cJSON_AddStringToObject(o, "tags", col_text(stmt, 10));
-	cJSON_AddBoolToObject(o, "rfc", sqlite3_column_int(stmt, 11));
-	json_add_int_or_null(o, "supersedes", stmt, 12);
-	json_add_int_or_null(o, "superseded_by", stmt, 13);
-	json_add_int_or_null(o, "patchwork_series", stmt, 15);
-	json_add_text_or_null(o, "base_commit", stmt, 16);
-	cJSON_AddStringToObject(o, "root_msgid", col_text(stmt, 17));
-	json_add_text_or_null(o, "cover_msgid", stmt, 18);
-	return o;
-}
-
+/* The JSON comes from api_view.c, which the API's read endpoints share. */
 static int series_list(struct store *st, const char *state, int as_json)
 {
 	struct pg_err err = PG_ERR_INIT;
-	sqlite3_stmt *stmt = NULL;
-	cJSON *arr = as_json ? cJSON_CreateArray() : NULL;
+	const cJSON *o;
+	cJSON *arr = NULL;
 	char *text = NULL;
-	int row, rc = 1;
+	int rc = 1;
 
-	if (store_prepare(st, &stmt, "SELECT " SERIES_COLUMNS " FROM series s"
-			  " WHERE ?1 IS NULL OR s.state = ?1 OR (?1 = 'stale' AND s.stale_at"
-			  " IS NOT NULL AND s.state = 'incomplete') ORDER BY s.id",
-			  "list series", &err) < 0 ||
-	    store_bind(stmt, STORE_ARGS(state ? STORE_TEXT(state) : STORE_NULL), "list series",
-		       &err) < 0)
-		goto out;
-	if (!as_json)
-		printf("%6s  %-11s %3s %7s  %-28s %s\n", "ID", "STATE", "V", "PATCHES",
-		       "SUBMITTER", "TITLE");
-	while ((row = store_step(stmt, "list series", &err)) == 1) {
-		if (as_json) {
-			cJSON *o = series_row_json(stmt);
-
-			if (!o || !cJSON_AddItemToArray(arr, o)) {
-				cJSON_Delete(o);
-				pg_err_set(&err, PG_ENOMEM, "out of memory");
-				goto out;
-			}
-			continue;
-		}
-		printf("%6lld  %-11s v%-2d %3d/%-3d  %-28.28s %s%s\n",
-		       (long long)sqlite3_column_int64(stmt, 0),
-		       sqlite3_column_type(stmt, 14) != SQLITE_NULL &&
-		       strcmp(col_text(stmt, 1), "incomplete") == 0 ? "stale" : col_text(stmt, 1),
-		       sqlite3_column_int(stmt, 2), sqlite3_column_int(stmt, 4),
-		       sqlite3_column_int(stmt, 3), col_text(stmt, 7),
-		       sqlite3_column_int(stmt, 11) ? "[RFC] " : "", col_text(stmt, 5));
-	}
-	if (row < 0)
+	if (api_view_series_list(st, state, -1, 0, &arr, &err) < 0)
 		goto out;
 	if (as_json) {
 		text = pg_json_print(arr, true);
@@ -381,6 +293,23 @@ static int series_list(struct store *st, const char *state, int as_json)
 			goto out;
 		}
 		printf("%s\n", text);
+		rc = 0;
+		goto out;
+	}
+	printf("%6s  %-11s %3s %7s  %-28s %s\n", "ID", "STATE", "V", "PATCHES", "SUBMITTER",
+	       "TITLE");
+	cJSON_ArrayForEach(o, arr) {
+		const char *st_name = cJSON_GetStringValue(cJSON_GetObjectItem(o, "state"));
+
+#define N(k) ((long long)cJSON_GetNumberValue(cJSON_GetObjectItem(o, k)))
+#define S(k) cJSON_GetStringValue(cJSON_GetObjectItem(o, k))
+		printf("%6lld  %-11s v%-2d %3d/%-3d  %-28.28s %s%s\n", N("id"),
+		       cJSON_IsTrue(cJSON_GetObjectItem(o, "stale")) &&
+		       strcmp(st_name, "incomplete") == 0 ? "stale" : st_name,
+		       (int)N("version"), (int)N("received"), (int)N("total"), S("submitter"),
+		       cJSON_IsTrue(cJSON_GetObjectItem(o, "rfc")) ? "[RFC] " : "", S("title"));
+#undef N
+#undef S
 	}
 	rc = 0;
 out:
@@ -388,66 +317,7 @@ out:
 		fprintf(stderr, "perfgate-controller: series list: %s\n", err.msg);
 	free(text);
 	cJSON_Delete(arr);
-	sqlite3_finalize(stmt);
 	return rc;
-}
-
-/* Add the rows of a query on ?1 = series id as an array of objects built
- * by `fill`. */
-static int series_add_rows(struct store *st, cJSON *o, const char *key, const char *sql,
-			   int64_t id, void (*fill)(cJSON *, sqlite3_stmt *), struct pg_err *err)
-{
-	sqlite3_stmt *stmt = NULL;
-	cJSON *arr = cJSON_AddArrayToObject(o, key);
-	int row, rc = -1;
-
-	if (!arr)
-		return pg_err_set(err, PG_ENOMEM, "out of memory");
-	if (store_prepare(st, &stmt, sql, key, err) < 0 ||
-	    store_bind(stmt, STORE_ARGS(STORE_INT(id)), key, err) < 0)
-		goto out;
-	while ((row = store_step(stmt, key, err)) == 1) {
-		cJSON *item = cJSON_CreateObject();
-
-		if (!item || !cJSON_AddItemToArray(arr, item)) {
-			cJSON_Delete(item);
-			pg_err_set(err, PG_ENOMEM, "out of memory");
-			goto out;
-		}
-		fill(item, stmt);
-	}
-	rc = row < 0 ? -1 : 0;
-out:
-	sqlite3_finalize(stmt);
-	return rc;
-}
-
-static void fill_patch(cJSON *o, sqlite3_stmt *stmt)
-{
-	cJSON_AddNumberToObject(o, "number", sqlite3_column_int(stmt, 0));
-	cJSON_AddStringToObject(o, "subject", col_text(stmt, 1));
-	cJSON_AddStringToObject(o, "msgid", col_text(stmt, 2));
-	json_add_int_or_null(o, "patchwork_patch", stmt, 3);
-	json_add_text_or_null(o, "base_commit", stmt, 4);
-	cJSON_AddStringToObject(o, "files", col_text(stmt, 5));
-}
-
-static void fill_dep(cJSON *o, sqlite3_stmt *stmt)
-{
-	cJSON_AddStringToObject(o, "kind", col_text(stmt, 0));
-	cJSON_AddStringToObject(o, "ref", col_text(stmt, 1));
-	json_add_int_or_null(o, "series", stmt, 2);
-}
-
-static void fill_recheck(cJSON *o, sqlite3_stmt *stmt)
-{
-	cJSON_AddNumberToObject(o, "id", (double)sqlite3_column_int64(stmt, 0));
-	cJSON_AddStringToObject(o, "origin", col_text(stmt, 1));
-	cJSON_AddStringToObject(o, "msgid", col_text(stmt, 2));
-	cJSON_AddStringToObject(o, "requester", col_text(stmt, 3));
-	cJSON_AddStringToObject(o, "contexts", col_text(stmt, 4));
-	json_add_text_or_null(o, "rebase", stmt, 5);
-	cJSON_AddStringToObject(o, "state", col_text(stmt, 6));
 }
 
 static void series_print_text(const cJSON *s)
@@ -510,41 +380,17 @@ static void series_print_text(const cJSON *s)
 static int series_show(struct store *st, const char *id_text, int as_json)
 {
 	struct pg_err err = PG_ERR_INIT;
-	sqlite3_stmt *stmt = NULL;
 	cJSON *o = NULL;
 	char *end = NULL, *text = NULL;
 	long long id = strtoll(id_text, &end, 10);
-	int row, rc = 1;
+	int rc = 1;
 
 	if (!*id_text || *end || id <= 0) {
 		fprintf(stderr, "perfgate-controller: series show: '%s' is not a series id\n",
 			id_text);
 		return 2;
 	}
-	if (store_prepare(st, &stmt, "SELECT " SERIES_COLUMNS " FROM series s WHERE s.id = ?1",
-			  "show series", &err) < 0 ||
-	    store_bind(stmt, STORE_ARGS(STORE_INT(id)), "show series", &err) < 0)
-		goto out;
-	row = store_step(stmt, "show series", &err);
-	if (row < 0)
-		goto out;
-	if (row == 0) {
-		pg_err_set(&err, PG_ENOTFOUND, "no series %lld", id);
-		goto out;
-	}
-	o = series_row_json(stmt);
-	if (!o ||
-	    series_add_rows(st, o, "patches",
-			    "SELECT p.number, p.subject, m.msgid, p.pw_patch_id, p.base_commit, p.files"
-			    " FROM patches p JOIN messages m ON m.id = p.message_id"
-			    " WHERE p.series_id = ?1 ORDER BY p.number", id, fill_patch, &err) < 0 ||
-	    series_add_rows(st, o, "depends_on",
-			    "SELECT kind, ref, dep_series_id FROM series_deps WHERE series_id = ?1"
-			    " ORDER BY kind, ref", id, fill_dep, &err) < 0 ||
-	    series_add_rows(st, o, "rechecks",
-			    "SELECT id, origin, msgid, requester, contexts, rebase_branch, state"
-			    " FROM recheck_requests WHERE series_id = ?1 ORDER BY id", id,
-			    fill_recheck, &err) < 0)
+	if (api_view_series(st, id, false, &o, &err) < 0)
 		goto out;
 	if (as_json) {
 		text = pg_json_print(o, true);
@@ -562,7 +408,6 @@ out:
 		fprintf(stderr, "perfgate-controller: series show: %s\n", err.msg);
 	free(text);
 	cJSON_Delete(o);
-	sqlite3_finalize(stmt);
 	return rc;
 }
 

@@ -33,7 +33,9 @@ static void usage(FILE *out)
 		"commands:\n"
 		"  serve                 run the controller daemon (the default): open and\n"
 		"                        migrate the store, load the profiles, read the\n"
-		"                        sources every intake.interval_s, until SIGTERM/SIGINT\n"
+		"                        sources every intake.interval_s, expire leases, and\n"
+		"                        serve the HTTP API when the configuration has an\n"
+		"                        \"api\" section, until SIGTERM/SIGINT\n"
 		"  db check              verify the store: integrity, foreign keys, schema\n"
 		"                        version, row counts (exit 1 when damaged)\n"
 		"  db migrate            create the store or upgrade its schema, then exit\n"
@@ -43,8 +45,17 @@ static void usage(FILE *out)
 		"                        complete and incomplete, rejected mails with reasons\n"
 		"  series list [--json] [--state incomplete|complete|superseded|stale]\n"
 		"  series show ID [--json]\n"
+
 		"                        what the store holds: series, patches, dependencies,\n"
-		"                        recheck requests\n",
+		"                        recheck requests\n"
+		"  plan                  turn complete series and recheck requests into runs\n"
+		"                        and jobs (one pass), print what was planned\n"
+		"  agent add NAME [--labels KEY=VALUE,...]\n"
+		"                        register an agent: its token is printed once on\n"
+		"                        stdout (only a hash of it is stored)\n"
+		"  agent list [--json]   agents: state, last seen, current job, labels\n"
+		"  agent disable|enable NAME\n"
+		"                        refuse (403) or accept an agent's requests again\n",
 		CTL_CONFIG_DEFAULT);
 }
 

@@ -3,8 +3,10 @@
  * The controller daemon's life cycle: open (and migrate) the store, load
  * the profiles, then run the main loop until SIGTERM or SIGINT.  Signal
  * handlers only set flags; the loop does the work (after OpenBSD's
- * daemons).  Intake runs every intake.interval_s; planning, the HTTP API
- * and reporting hang off this loop as they are built.
+ * daemons).  Intake runs every intake.interval_s; expired leases are swept
+ * every SERVE_EXPIRE_MS; the HTTP API (api.h), when configured, runs in
+ * its own threads from start to stop.  Planning and reporting hang off
+ * this loop as they are built.
  */
 #include "ctl_cmd.h"
 
@@ -12,13 +14,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api.h"
 #include "conffile.h"
 #include "ctl_intake.h"
 #include "fsutil.h"
 #include "log.h"
 #include "profile.h"
+#include "sched.h"
 #include "store.h"
 #include "time.h"
+
+/* How often leases are checked for expiry: a lease of lease_s ends at most
+ * this much later than it should. */
+#define SERVE_EXPIRE_MS 5000
 
 static volatile sig_atomic_t serve_stop;
 
@@ -62,13 +70,38 @@ static int serve_intake(const struct ctl_config *cfg, struct intake *in, struct 
 	return 0;
 }
 
+/*
+ * Sweep expired leases (sched_expire() with api.max_attempts) and wake the
+ * API's waiting leases when jobs went back to the queue.  A failed sweep
+ * (the store busy past its timeout) is logged and tried again at the next
+ * one: the leases stay as they are meanwhile.
+ */
+static void serve_expire(const struct ctl_config *cfg, struct store *st, struct api_server *api)
+{
+	struct pg_err err = PG_ERR_INIT;
+	int64_t requeued = 0, failed = 0;
+
+	if (sched_expire(st, pg_time_wall_ms() / 1000, cfg->api.max_attempts, &requeued, &failed,
+			 &err) < 0) {
+		pg_log_error("serve", "expire leases: %s", err.msg);
+		return;
+	}
+	if (requeued || failed)
+		pg_log_info("serve", "leases expired: %lld jobs back in the queue, %lld given up "
+			    "after %lld attempts", (long long)requeued, (long long)failed,
+			    (long long)cfg->api.max_attempts);
+	if (requeued)
+		api_jobs_queued(api);
+}
+
 int ctl_serve(const struct ctl_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
 	struct profile_set ps;
 	struct store *st = NULL;
 	struct intake in;
-	int64_t next_intake = 0;
+	struct api_server *api = NULL;
+	int64_t next_intake = 0, next_expire = 0;
 	int rc = 1, loaded = 0;
 
 	memset(&in, 0, sizeof(in));
@@ -84,6 +117,12 @@ int ctl_serve(const struct ctl_config *cfg)
 		goto out;
 	if (store_open(&st, cfg->db, &err) < 0 || ctl_intake_init(&in, cfg, &ps, st, &err) < 0)
 		goto out;
+	if (cfg->api.enabled) {
+		if (api_server_start(&api, cfg, &ps, &err) < 0)
+			goto out;
+	} else {
+		pg_log_info("serve", "api: not configured (no \"api\" section): not serving HTTP");
+	}
 	pg_log_info("serve", "ready: store %s (schema %d), %zu contexts from %s, %zu sources",
 		    cfg->db, STORE_SCHEMA_VERSION, ps.n_contexts, cfg->profiles_dir,
 		    cfg->n_sources);
@@ -93,6 +132,10 @@ int ctl_serve(const struct ctl_config *cfg)
 				goto out;
 			next_intake = pg_time_mono_ms() + cfg->intake.interval_s * 1000LL;
 		}
+		if (pg_time_mono_ms() >= next_expire) {
+			serve_expire(cfg, st, api);
+			next_expire = pg_time_mono_ms() + SERVE_EXPIRE_MS;
+		}
 		pg_sleep_ms(1000, &serve_stop);
 	}
 	pg_log_info("serve", "stopping on signal %d", (int)serve_stop);
@@ -100,6 +143,7 @@ int ctl_serve(const struct ctl_config *cfg)
 out:
 	if (rc)
 		pg_log_error("serve", "%s", err.msg);
+	api_server_stop(api);
 	ctl_intake_release(&in);
 	store_close(st);
 	if (loaded)

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CTL_API_INT_H
+#define CTL_API_INT_H
+
+/*
+ * What the api_*.c files share; not for the rest of the controller (see
+ * api.h).  The unit tests include it for the pure parts: request parsing
+ * (api_parse_*) and the mapping of errors to status codes.
+ *
+ * A request's life (struct api_req, one per HTTP request):
+ *
+ *   headers in  -> api_server.c routes it, checks the Content-Length and
+ *                  the token (agent tokens through a read connection of
+ *                  the pool), or answers at once (404, 405, 401, 403,
+ *                  413, 503);
+ *   body        -> appended to r->body, at most api.max_body_bytes;
+ *   body done   -> a read endpoint runs right there on a pooled read
+ *                  connection (api_read.c) and answers;
+ *                  a write endpoint parses and validates its body into
+ *                  r->op on this thread (api_agent.c, api_admin.c: 400 on
+ *                  any problem), then suspends the connection and queues
+ *                  r for the writer thread (api_worker.c), which runs it on
+ *                  the one writing connection, sets the answer, and
+ *                  resumes the connection; libmicrohttpd then calls the
+ *                  handler again, which sends the answer;
+ *   completed   -> counted for /metrics, logged at debug level, freed.
+ *
+ * While r is queued or parked (a lease waiting for a job) only the
+ * writer touches it; the HTTP side looks at it again after the resume.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "api.h"
+#include "api_auth.h"
+#include "api_metrics.h"
+#include "api_route.h"
+#include "buf.h"
+#include "ctl_config.h"
+#include "err.h"
+#include "profile.h"
+#include "sched.h"
+#include "store.h"
+
+#define API_WAIT_MAX_S 60		/* the longest long poll (more is cut) */
+#define API_CONN_TIMEOUT_S 30		/* idle connections (not parked ones) */
+#define API_MAX_CONNECTIONS 8192
+#define API_LISTEN_BACKLOG 1024
+#define API_DRAIN_MS 10000		/* how long a stop waits for requests */
+#define API_RETRY_MS 1000		/* parked leases look again this often */
+#define API_SEEN_INTERVAL_S 10		/* agents.last_seen is written this often */
+#define API_SEEN_SLOTS 4096
+#define API_POOL_WAIT_MS 5000		/* for a read connection, then 503 */
+#define API_LOG_MAX_BYTES (256LL << 20)	/* one stage's log */
+#define API_LIST_LIMIT_DEFAULT 100
+#define API_LIST_LIMIT_MAX 1000
+#define API_MBOX_MAX ((size_t)256 << 20)
+#define API_REBASE_MAX 63		/* a branch name, as intake reads it */
+/* An upload over the limit without a Content-Length (chunked) is read
+ * and dropped up to this many bytes beyond the limit, to answer 413;
+ * beyond that the connection is closed. */
+#define API_DISCARD_MAX ((uint64_t)64 << 20)
+
+/* A validated request body (and query) of a write endpoint.  Strings are
+ * borrowed from doc unless said otherwise. */
+struct api_op {
+	cJSON *doc;			/* the parsed body */
+	/* register */
+	bool has_labels;
+	const char **keys, **values;	/* malloc'd arrays */
+	size_t n_labels;
+	char *facts;			/* compact JSON, malloc'd; NULL: keep */
+	/* lease */
+	int64_t wait_s;
+	/* heartbeat, logs, result */
+	int64_t attempt;
+	const char *stage;		/* heartbeat: NULL keeps the stored one */
+	int progress;			/* heartbeat: -1 when not given */
+	char log_stage[API_STAGE_MAX + 1];	/* logs */
+	int64_t offset;			/* logs: -1 when not given */
+	/* result */
+	struct sched_result_in res;
+	struct sched_sample *samples;	/* malloc'd */
+	char *fingerprint;		/* compact JSON, malloc'd */
+	char digest[API_SHA256_HEX + 1];
+	/* recheck */
+	char *contexts;			/* "a,b", malloc'd */
+	const char *rebase;		/* NULL: none */
+	/* cancel */
+	const char *reason;
+};
+
+enum api_req_state {
+	API_REQ_BODY,			/* reading the body */
+	API_REQ_QUEUED,			/* with the writer */
+	API_REQ_DONE,			/* the writer answered; resumed */
+	API_REQ_SENT,			/* the answer is queued with MHD */
+};
+
+struct api_req {
+	struct api_server *srv;
+	struct MHD_Connection *conn;
+	struct api_route route;
+	char method[8];
+	char path[160];			/* for the log, cut */
+	int64_t start_us;		/* monotonic */
+	enum api_req_state state;
+	struct pg_buf body;
+	bool too_big;
+	uint64_t discarded;
+	int64_t agent_id;		/* 0 unless an agent's token was checked */
+	char agent[SCHED_NAME_MAX + 1];
+	struct api_op op;
+
+	/* The answer. */
+	bool answered;
+	unsigned int status;
+	struct pg_buf out;
+	const char *content_type;	/* static string */
+	const char *allow;		/* 405 */
+	int64_t held_job;		/* lease 204: the job the agent holds */
+	int fd;				/* a file to send instead of out; -1 */
+	uint64_t fd_size;
+
+	/* The writer's lists. */
+	struct api_req *next, *prev;
+	int64_t deadline_ms;		/* a parked lease's end (monotonic) */
+};
+
+/* The read connections: one per HTTP thread, plus one for spare. */
+struct api_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct store **all;
+	size_t n;
+	struct store **idle;
+	size_t n_idle;
+};
+
+/* The writer thread: the one scheduling point (api_worker.c). */
+struct api_worker {
+	struct api_server *srv;
+	struct store *st;
+	pthread_t thread;
+	bool inited;			/* lock and cond made */
+	bool started;			/* thread running */
+
+	pthread_mutex_t lock;		/* guards the fields down to `wake` */
+	pthread_cond_t cond;		/* on CLOCK_MONOTONIC */
+	struct api_req *head, *tail;	/* queued requests, in arrival order */
+	bool quit;			/* finish the queue, then exit */
+	bool drain;			/* stopping: answer parked leases 503 */
+	bool wake;			/* jobs were queued */
+
+	/* The writer's own, no lock. */
+	struct api_req *parked, *parked_tail;	/* leases waiting, oldest first */
+	size_t n_parked;
+	bool dirty;			/* something may have freed a job */
+	int64_t data_version;		/* of the store, seen last */
+	struct {
+		int64_t id;
+		int64_t at;
+	} seen[API_SEEN_SLOTS];
+};
+
+struct api_server {
+	const struct ctl_config *cfg;
+	const struct ctl_api *conf;
+	const struct profile_set *ps;
+	struct MHD_Daemon *mhd;
+	struct sockaddr_storage addr;
+	int port;
+	char *public_url;
+	struct api_admin admin;
+	atomic_int stopping;		/* new requests get 503 */
+	atomic_int serving;		/* started: libmicrohttpd's notes to debug */
+	bool pool_ok, worker_ok, metrics_ok, lock_ok;
+	struct api_pool pool;
+	struct api_worker worker;
+	struct api_metrics metrics;
+
+	pthread_mutex_t lock;		/* guards in_flight */
+	pthread_cond_t idle;
+	long in_flight;
+};
+
+/* ---- answers (api_server.c) ------------------------------------------ */
+
+/* The status for an error code: PG_EINVAL 400, PG_ENOTFOUND 404,
+ * PG_ECONFLICT 409, PG_ETOOBIG 413, PG_ETIMEOUT 503, else 500. */
+unsigned int api_status_for(enum pg_errcode code);
+
+/* Answer {"error": message}. */
+void api_reply_error(struct api_req *r, unsigned int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Answer err with api_status_for(); a 5xx is logged at error level with
+ * what the request was doing. */
+void api_reply_err(struct api_req *r, const struct pg_err *err);
+
+/* Answer obj as JSON (consumes it; NULL means out of memory: 500). */
+void api_reply_json(struct api_req *r, unsigned int status, cJSON *obj);
+
+/* Answer with no body (204). */
+void api_reply_empty(struct api_req *r, unsigned int status);
+
+/* Answer out's bytes as they are, with Content-Type ctype. */
+void api_reply_text(struct api_req *r, unsigned int status, const char *ctype,
+		    const char *data, size_t len);
+
+/* The time now in wall seconds, as the store keeps it. */
+int64_t api_now_s(void);
+
+/* A condition variable on CLOCK_MONOTONIC (0 or -1), and the absolute
+ * time ms from now on that clock for pthread_cond_timedwait(). */
+int api_cond_init(pthread_cond_t *c);
+struct timespec api_abstime(int64_t ms);
+
+/* ---- the read connections (api_server.c) ----------------------------- */
+
+/* Take a read connection, waiting up to API_POOL_WAIT_MS; NULL when none
+ * came. */
+struct store *api_pool_get(struct api_pool *pool);
+void api_pool_put(struct api_pool *pool, struct store *st);
+
+/* ---- the writer (api_worker.c) ---------------------------------------- */
+
+int api_worker_start(struct api_worker *w, struct api_server *srv, struct pg_err *err);
+
+/* Hand r over: suspend its connection and queue it (r->state becomes
+ * API_REQ_QUEUED); when the writer has stopped, answer 503 instead.
+ * Called from the access handler, on r's HTTP thread. */
+void api_worker_push(struct api_worker *w, struct api_req *r);
+
+/* Set the flags and wake the thread. */
+void api_worker_wake(struct api_worker *w);
+void api_worker_drain(struct api_worker *w);
+
+/* Finish the queue, answer what is parked with 503, join the thread and
+ * close its store.  Safe on a worker that never started. */
+void api_worker_stop(struct api_worker *w);
+
+/* r is answered: mark it done and resume its connection (writer only). */
+void api_worker_done(struct api_req *r);
+
+/* ---- agent endpoints (api_agent.c) ------------------------------------ */
+
+/* Parse and validate a body into op (op is zeroed first; release it with
+ * api_op_release() in any case).  Empty bodies read as {}.  Errors are
+ * PG_EINVAL naming the field, e.g. "field 'samples[2]': field 'value':
+ * expected a number, got a string".  Pure. */
+int api_parse_register(const char *body, size_t len, struct api_op *op, struct pg_err *err);
+int api_parse_lease(const char *body, size_t len, struct api_op *op, struct pg_err *err);
+int api_parse_heartbeat(const char *body, size_t len, struct api_op *op, struct pg_err *err);
+int api_parse_result(const char *body, size_t len, struct api_op *op, struct pg_err *err);
+
+/* The query of POST .../logs: attempt and stage required, offset
+ * optional (NULL when absent).  Pure. */
+int api_parse_logs_query(const char *attempt, const char *stage, const char *offset,
+			 struct api_op *op, struct pg_err *err);
+
+/* Clear op (progress and offset -1); api_op_release() also frees. */
+void api_op_reset(struct api_op *op);
+void api_op_release(struct api_op *op);
+
+/* Try to lease a job to r's agent: 1 when r is answered (a job, or an
+ * error), 0 when nothing could be leased (r->held_job says why). */
+int api_lease_try(struct api_worker *w, struct api_req *r, int64_t now);
+
+/* Run register, heartbeat, logs or result on the writer; answers r. */
+void api_agent_run(struct api_worker *w, struct api_req *r, int64_t now);
+
+/* ---- admin endpoints (api_admin.c) ------------------------------------ */
+
+/* Pure, like api_parse_register(); recheck checks the contexts against
+ * ps and stores "a,b" (all of ps' contexts when none are named). */
+int api_parse_recheck(const char *body, size_t len, const struct profile_set *ps,
+		      struct api_op *op, struct pg_err *err);
+int api_parse_cancel(const char *body, size_t len, struct api_op *op, struct pg_err *err);
+
+void api_admin_run(struct api_worker *w, struct api_req *r, int64_t now);
+
+/* ---- read endpoints (api_read.c) -------------------------------------- */
+
+/* Run a GET endpoint on read connection st; answers r. */
+void api_read_run(struct api_server *srv, struct store *st, struct api_req *r);
+
+/* Append the mbox of series_id's patches to out (see the README): 0, or
+ * -1 (PG_ENOTFOUND for an unknown series). */
+int api_series_mbox(struct store *st, int64_t series_id, struct pg_buf *out,
+		    struct pg_err *err);
+
+/* Append one message to an mbox: the separator line, then the message
+ * with an mbox From_ line of its own dropped, lines matching ^>*From 
+ * quoted with one more '>' (mboxrd), CRLF kept as is, and a final newline
+ * added when missing, then a blank line.  Pure. */
+int api_mbox_add(struct pg_buf *out, const char *msg, size_t len);
+
+/* ---- parsing helpers (api_agent.c) ------------------------------------- */
+
+/* Parse a body as a JSON object (empty: {}) into *doc. */
+int api_parse_object(const char *body, size_t len, cJSON **doc, struct pg_err *err);
+
+/* pg_json_get_string() of an optional member, where null means absent. */
+int api_get_string_or_null(const cJSON *o, const char *key, const char **out,
+			   struct pg_err *err);
+
+#endif

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/* Counters for /metrics and their Prometheus text (see api_metrics.h). */
+#include "api_metrics.h"
+
+#include <string.h>
+
+/* Fine below 20 ms (the API's latency goal) and up to a long poll. */
+const double api_metrics_le[API_METRICS_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30, 60,
+};
+
+static const char *const api_result_names[API_RESULT_KINDS] = {
+	"recorded", "duplicate", "acknowledged", "conflict",
+};
+
+int api_metrics_init(struct api_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	return pthread_mutex_init(&m->lock, NULL) == 0 ? 0 : -1;
+}
+
+void api_metrics_destroy(struct api_metrics *m)
+{
+	pthread_mutex_destroy(&m->lock);
+}
+
+void api_metrics_request(struct api_metrics *m, enum api_ep ep, unsigned int code,
+			 double seconds)
+{
+	size_t b = 0;
+
+	if (ep >= API_EP_COUNT)
+		ep = API_EP_NONE;
+	if (code < 100 || code >= API_METRICS_CODES)
+		code = 0;
+	if (seconds < 0)
+		seconds = 0;
+	while (b < API_METRICS_BUCKETS && seconds > api_metrics_le[b])
+		b++;
+	pthread_mutex_lock(&m->lock);
+	m->c.by_code[code]++;
+	m->c.count[ep]++;
+	m->c.sum[ep] += seconds;
+	if (b < API_METRICS_BUCKETS)
+		m->c.bucket[ep][b]++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void api_metrics_lease(struct api_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->c.leases++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void api_metrics_result(struct api_metrics *m, enum api_result_count kind)
+{
+	if (kind >= API_RESULT_KINDS)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->c.results[kind]++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void api_metrics_waiting(struct api_metrics *m, int64_t n)
+{
+	pthread_mutex_lock(&m->lock);
+	m->c.waiting = n;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void api_metrics_snapshot(struct api_metrics *m, struct api_counts *out)
+{
+	pthread_mutex_lock(&m->lock);
+	*out = m->c;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static int api_gauge(struct pg_buf *out, const char *name, const char *help, int64_t v)
+{
+	return pg_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", name, help, name,
+			     name, (long long)v);
+}
+
+int api_metrics_format(const struct api_counts *c, const struct sched_stats *s,
+		       struct pg_buf *out)
+{
+	const struct {
+		const char *state;
+		int64_t n;
+	} jobs[] = {
+		{ "queued", s->queued }, { "held", s->held }, { "leased", s->leased },
+		{ "running", s->running }, { "done", s->done }, { "cancelled", s->cancelled },
+		{ "infra-error", s->infra_error },
+	};
+
+	if (pg_buf_adds(out, "# HELP perfgate_jobs Jobs per state (held: queued but held "
+			"back, also counted as queued).\n# TYPE perfgate_jobs gauge\n") < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
+		if (pg_buf_printf(out, "perfgate_jobs{state=\"%s\"} %lld\n", jobs[i].state,
+				  (long long)jobs[i].n) < 0)
+			return -1;
+	if (api_gauge(out, "perfgate_agents", "Agents registered.", s->agents) < 0 ||
+	    api_gauge(out, "perfgate_agents_online", "Enabled agents seen recently.",
+		      s->agents_online) < 0 ||
+	    api_gauge(out, "perfgate_agents_busy", "Agents holding a leased or running job.",
+		      s->agents_busy) < 0 ||
+	    api_gauge(out, "perfgate_leases_waiting", "Lease requests waiting for a job.",
+		      c->waiting) < 0)
+		return -1;
+	if (pg_buf_printf(out, "# HELP perfgate_leases_total Leases given since start.\n"
+			  "# TYPE perfgate_leases_total counter\nperfgate_leases_total %llu\n",
+			  (unsigned long long)c->leases) < 0 ||
+	    pg_buf_adds(out, "# HELP perfgate_results_total Results received, by what became "
+			"of them.\n# TYPE perfgate_results_total counter\n") < 0)
+		return -1;
+	for (size_t i = 0; i < API_RESULT_KINDS; i++)
+		if (pg_buf_printf(out, "perfgate_results_total{status=\"%s\"} %llu\n",
+				  api_result_names[i], (unsigned long long)c->results[i]) < 0)
+			return -1;
+	if (pg_buf_adds(out, "# HELP perfgate_http_requests_total HTTP requests answered, by "
+			"status code.\n# TYPE perfgate_http_requests_total counter\n") < 0)
+		return -1;
+	for (size_t code = 0; code < API_METRICS_CODES; code++)
+		if (c->by_code[code] &&
+		    pg_buf_printf(out, "perfgate_http_requests_total{code=\"%zu\"} %llu\n", code,
+				  (unsigned long long)c->by_code[code]) < 0)
+			return -1;
+	if (pg_buf_adds(out, "# HELP perfgate_http_request_duration_seconds Time from a "
+			"request's headers to its response, by route.\n"
+			"# TYPE perfgate_http_request_duration_seconds histogram\n") < 0)
+		return -1;
+	for (size_t ep = 0; ep < API_EP_COUNT; ep++) {
+		const char *route = api_route_name((enum api_ep)ep);
+		uint64_t cum = 0;
+
+		for (size_t b = 0; b < API_METRICS_BUCKETS; b++) {
+			cum += c->bucket[ep][b];
+			if (pg_buf_printf(out, "perfgate_http_request_duration_seconds_bucket"
+					  "{route=\"%s\",le=\"%g\"} %llu\n", route,
+					  api_metrics_le[b], (unsigned long long)cum) < 0)
+				return -1;
+		}
+		if (pg_buf_printf(out, "perfgate_http_request_duration_seconds_bucket"
+				  "{route=\"%s\",le=\"+Inf\"} %llu\n"
+				  "perfgate_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n"
+				  "perfgate_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
+				  route, (unsigned long long)c->count[ep], route, c->sum[ep], route,
+				  (unsigned long long)c->count[ep]) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The read endpoints: series, runs, jobs, agents, logs, the mbox agents
+ * apply, and /metrics.  They run on the HTTP threads over a read-only
+ * store connection (api_server.c's pool) and change nothing.
+ */
+#include "api_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api_view.h"
+#include "fsutil.h"
+#include "json.h"
+#include "log.h"
+
+/* The largest message file (messages.raw_path) put in an mbox. */
+#define API_MESSAGE_MAX ((size_t)64 << 20)
+
+static const char api_mbox_sep[] = "From perfgate Thu Jan  1 00:00:00 1970\n";
+
+/* ---- query parameters --------------------------------------------------- */
+
+static const char *api_query(struct api_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* An optional integer parameter in [min, max], def when absent. */
+static int api_query_int(struct api_req *r, const char *name, int64_t min, int64_t max,
+			 int64_t def, int64_t *out, struct pg_err *err)
+{
+	const char *v = api_query(r, name);
+
+	*out = def;
+	if (v && api_parse_uint(v, min, max, out) < 0)
+		return pg_err_set(err, PG_EINVAL, "query parameter '%s': '%.64s' is not an integer "
+				  "in [%lld, %lld]", name, v, (long long)min, (long long)max);
+	return 0;
+}
+
+/* An optional state= among allowed (NULL-ended). */
+static int api_query_state(struct api_req *r, const char *const *allowed, const char **out,
+			   struct pg_err *err)
+{
+	struct pg_buf list = PG_BUF_INIT(512);
+	const char *v = api_query(r, "state");
+	int rc = -1;
+
+	*out = NULL;
+	if (!v)
+		return 0;
+	for (size_t i = 0; allowed[i]; i++)
+		if (strcmp(v, allowed[i]) == 0) {
+			*out = allowed[i];
+			return 0;
+		}
+	for (size_t i = 0; allowed[i]; i++)
+		if (pg_buf_printf(&list, "%s%s", i ? ", " : "", allowed[i]) < 0) {
+			pg_err_set(err, PG_ENOMEM, "query parameter 'state': out of memory");
+			goto out;
+		}
+	pg_err_set(err, PG_EINVAL, "query parameter 'state': '%.64s' is not one of %s", v,
+		   pg_buf_str(&list));
+out:
+	pg_buf_release(&list);
+	return rc;
+}
+
+/* {key: items, "limit": L, "offset": O[, "total": T]} */
+static cJSON *api_page(const char *key, cJSON *items, int64_t limit, int64_t offset,
+		       int64_t total)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddItemToObject(o, key, items)) {
+		cJSON_Delete(items);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	if (!cJSON_AddNumberToObject(o, "limit", (double)limit) ||
+	    !cJSON_AddNumberToObject(o, "offset", (double)offset) ||
+	    (total >= 0 && !cJSON_AddNumberToObject(o, "total", (double)total))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---- the mbox ------------------------------------------------------------- */
+
+int api_mbox_add(struct pg_buf *out, const char *msg, size_t len)
+{
+	const char *p = msg, *end = msg + len;
+
+	/* A message kept with the From_ line of the mbox it came in. */
+	if (len >= 5 && memcmp(msg, "From ", 5) == 0) {
+		const char *nl = memchr(msg, '\n', len);
+
+		p = nl ? nl + 1 : end;
+	}
+	if (pg_buf_add(out, api_mbox_sep, sizeof(api_mbox_sep) - 1) < 0)
+		return -1;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		const char *q = p;
+
+		while (q < p + l && *q == '>')
+			q++;
+		if ((size_t)(p + l - q) >= 5 && memcmp(q, "From ", 5) == 0 &&
+		    pg_buf_addch(out, '>') < 0)
+			return -1;
+		if (pg_buf_add(out, p, l) < 0)
+			return -1;
+		p += l;
+	}
+	if (out->data[out->len - 1] != '\n' && pg_buf_addch(out, '\n') < 0)
+		return -1;
+	return pg_buf_addch(out, '\n');
+}
+
+int api_series_mbox(struct store *st, int64_t series_id, struct pg_buf *out,
+		    struct pg_err *err)
+{
+	static const char what[] = "read series patches";
+	struct pg_buf file = PG_BUF_INIT(API_MESSAGE_MAX);
+	sqlite3_stmt *stmt = NULL;
+	int64_t n = 0;
+	int row, rc = -1;
+
+	if (store_query_int(st, "find series", "SELECT count(*) FROM series WHERE id = ?1",
+			    STORE_ARGS(STORE_INT(series_id)), &n, err) < 0)
+		goto out;
+	if (n == 0) {
+		pg_err_set(err, PG_ENOTFOUND, "no series %lld", (long long)series_id);
+		goto out;
+	}
+	if (store_prepare(st, &stmt, "SELECT p.number, m.raw, m.raw_path FROM patches p"
+			  " JOIN messages m ON m.id = p.message_id WHERE p.series_id = ?1"
+			  " ORDER BY p.number", what, err) < 0 ||
+	    store_bind(stmt, STORE_ARGS(STORE_INT(series_id)), what, err) < 0)
+		goto out;
+	while ((row = store_step(stmt, what, err)) == 1) {
+		const char *raw = sqlite3_column_blob(stmt, 1);
+		size_t len = (size_t)sqlite3_column_bytes(stmt, 1);
+
+		if (sqlite3_column_type(stmt, 1) == SQLITE_NULL) {
+			pg_buf_reset(&file);
+			if (pg_read_file((const char *)sqlite3_column_text(stmt, 2), &file, err) < 0) {
+				pg_err_prefix(err, "patch %d", sqlite3_column_int(stmt, 0));
+				goto out;
+			}
+			raw = file.data ? file.data : "";
+			len = file.len;
+		}
+		if (api_mbox_add(out, raw ? raw : "", len) < 0) {
+			pg_err_set(err, PG_ETOOBIG, "series %lld: the mbox is over %zu bytes",
+				   (long long)series_id, out->max);
+			goto out;
+		}
+	}
+	rc = row < 0 ? -1 : 0;
+out:
+	sqlite3_finalize(stmt);
+	pg_buf_release(&file);
+	return rc;
+}
+
+/* ---- endpoints -------------------------------------------------------------- */
+
+static void api_read_series_list(struct store *st, struct api_req *r)
+{
+	static const char *const states[] = {
+		"incomplete", "complete", "superseded", "stale", NULL
+	};
+	struct pg_err err = PG_ERR_INIT;
+	const char *state = NULL;
+	int64_t limit, offset, total = 0;
+	cJSON *items = NULL;
+
+	if (api_query_state(r, states, &state, &err) < 0 ||
+	    api_query_int(r, "limit", 1, API_LIST_LIMIT_MAX, API_LIST_LIMIT_DEFAULT, &limit,
+			  &err) < 0 ||
+	    api_query_int(r, "offset", 0, INT32_MAX, 0, &offset, &err) < 0 ||
+	    api_view_series_count(st, state, &total, &err) < 0 ||
+	    api_view_series_list(st, state, limit, offset, &items, &err) < 0) {
+		api_reply_err(r, &err);
+		return;
+	}
+	api_reply_json(r, 200, api_page("series", items, limit, offset, total));
+}
+
+static void api_read_jobs(struct store *st, struct api_req *r)
+{
+	static const char *const states[] = {
+		"queued", "leased", "running", "done", "cancelled", "infra-error", NULL
+	};
+	struct pg_err err = PG_ERR_INIT;
+	const char *state = NULL;
+	int64_t limit, offset;
+	cJSON *items = NULL;
+
+	if (api_query_state(r, states, &state, &err) < 0 ||
+	    api_query_int(r, "limit", 1, API_LIST_LIMIT_MAX, API_LIST_LIMIT_DEFAULT, &limit,
+			  &err) < 0 ||
+	    api_query_int(r, "offset", 0, INT32_MAX, 0, &offset, &err) < 0 ||
+	    api_view_jobs(st, state, limit, offset, &items, &err) < 0) {
+		api_reply_err(r, &err);
+		return;
+	}
+	api_reply_json(r, 200, api_page("jobs", items, limit, offset, -1));
+}
+
+static void api_read_agents(struct store *st, struct api_req *r)
+{
+	struct pg_err err = PG_ERR_INIT;
+	cJSON *items = NULL, *o;
+
+	if (api_view_agents(st, api_now_s(), API_ONLINE_WINDOW_S, &items, &err) < 0) {
+		api_reply_err(r, &err);
+		return;
+	}
+	o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToObject(o, "agents", items)) {
+		cJSON_Delete(items);
+		cJSON_Delete(o);
+		o = NULL;
+	}
+	api_reply_json(r, 200, o);
+}
+
+static void api_read_mbox(struct store *st, struct api_req *r)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf mbox = PG_BUF_INIT(API_MBOX_MAX);
+
+	if (api_series_mbox(st, r->route.id, &mbox, &err) < 0)
+		api_reply_err(r, &err);
+	else
+		api_reply_text(r, 200, "application/mbox", mbox.data ? mbox.data : "", mbox.len);
+	pg_buf_release(&mbox);
+}
+
+/* A stage's log, sent from its file. */
+static void api_read_log(struct api_server *srv, struct store *st, struct api_req *r)
+{
+	static const char what[] = "find log";
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf path = PG_BUF_INIT(8192);
+	sqlite3_stmt *stmt = NULL;
+	struct stat sb;
+	const char *rel;
+	int row, fd = -1;
+
+	if (store_prepare(st, &stmt, "SELECT path FROM logs WHERE job_id = ?1 AND attempt = ?2"
+			  " AND stage = ?3", what, &err) < 0 ||
+	    store_bind(stmt, STORE_ARGS(STORE_INT(r->route.id), STORE_INT(r->route.attempt),
+					STORE_TEXT(r->route.stage)), what, &err) < 0)
+		goto fail;
+	row = store_step(stmt, what, &err);
+	if (row < 0)
+		goto fail;
+	if (row == 0) {
+		pg_err_set(&err, PG_ENOTFOUND, "job %lld has no log of stage %s in attempt %lld",
+			   (long long)r->route.id, r->route.stage, (long long)r->route.attempt);
+		goto fail;
+	}
+	rel = (const char *)sqlite3_column_text(stmt, 0);
+	if (!rel)
+		rel = "";
+	if ((rel[0] != '/' && pg_buf_printf(&path, "%s/", srv->cfg->data_dir) < 0) ||
+	    pg_buf_adds(&path, rel) < 0) {
+		pg_err_set(&err, PG_ENOMEM, "log path: too long");
+		goto fail;
+	}
+	fd = open(pg_buf_str(&path), O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		pg_err_set(&err, PG_ENOTFOUND, "the log file of job %lld is missing",
+			   (long long)r->route.id);
+		goto fail;
+	}
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		pg_err_errno(&err, "open %s", pg_buf_str(&path));
+		goto fail;
+	}
+	api_reply_empty(r, 200);
+	r->content_type = "text/plain; charset=utf-8";
+	r->fd = fd;
+	r->fd_size = (uint64_t)sb.st_size;
+	fd = -1;
+	goto out;
+fail:
+	api_reply_err(r, &err);
+out:
+	if (fd >= 0)
+		close(fd);
+	sqlite3_finalize(stmt);
+	pg_buf_release(&path);
+}
+
+static void api_read_metrics(struct api_server *srv, struct store *st, struct api_req *r)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf out = PG_BUF_INIT(1024 * 1024);
+	struct api_counts *c = malloc(sizeof(*c));
+	struct sched_stats s;
+
+	if (!c) {
+		api_reply_error(r, 500, "out of memory");
+		goto out;
+	}
+	if (sched_queue_stats(st, api_now_s(), API_ONLINE_WINDOW_S, &s, &err) < 0) {
+		api_reply_err(r, &err);
+		goto out;
+	}
+	api_metrics_snapshot(&srv->metrics, c);
+	if (api_metrics_format(c, &s, &out) < 0) {
+		api_reply_error(r, 500, "metrics: out of memory");
+		goto out;
+	}
+	api_reply_text(r, 200, "text/plain; version=0.0.4; charset=utf-8", pg_buf_str(&out),
+		       out.len);
+out:
+	free(c);
+	pg_buf_release(&out);
+}
+
+void api_read_run(struct api_server *srv, struct store *st, struct api_req *r)
+{
+	struct pg_err err = PG_ERR_INIT;
+	cJSON *o = NULL;
+	int rc = 0;
+
+	switch (r->route.ep) {
+	case API_EP_METRICS:
+		api_read_metrics(srv, st, r);
+		return;
+	case API_EP_AGENTS:
+		api_read_agents(st, r);
+		return;
+	case API_EP_SERIES_LIST:
+		api_read_series_list(st, r);
+		return;
+	case API_EP_SERIES_MBOX:
+		api_read_mbox(st, r);
+		return;
+	case API_EP_JOBS:
+		api_read_jobs(st, r);
+		return;
+	case API_EP_JOB_LOG:
+		api_read_log(srv, st, r);
+		return;
+	case API_EP_SERIES:
+		rc = api_view_series(st, r->route.id, true, &o, &err);
+		break;
+	case API_EP_RUN:
+		rc = api_view_run(st, r->route.id, &o, &err);
+		break;
+	case API_EP_JOB:
+		rc = api_view_job(st, r->route.id, srv->public_url, &o, &err);
+		break;
+	default:
+		pg_err_set(&err, PG_EIO, "no reader for %s", api_route_name(r->route.ep));
+		rc = -1;
+		break;
+	}
+	if (rc < 0)
+		api_reply_err(r, &err);
+	else
+		api_reply_json(r, 200, o);
+}

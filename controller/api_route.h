@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CTL_API_ROUTE_H
+#define CTL_API_ROUTE_H
+
+/*
+ * The API's routes (the README's "HTTP API"): which method and path is
+ * which endpoint, who may call it, and the checks on path segments and
+ * query values.  Pure functions over strings, no I/O: the unit tests
+ * (tests/unit/test_api_route.c) drive them directly.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every endpoint.  The order is the one of /metrics' route labels. */
+enum api_ep {
+	API_EP_NONE = 0,		/* no such path (404) */
+	API_EP_METRICS,			/* GET  /metrics */
+	API_EP_REGISTER,		/* POST /api/v1/agents/register */
+	API_EP_AGENTS,			/* GET  /api/v1/agents */
+	API_EP_LEASE,			/* POST /api/v1/lease */
+	API_EP_SERIES_LIST,		/* GET  /api/v1/series */
+	API_EP_SERIES,			/* GET  /api/v1/series/{id} */
+	API_EP_SERIES_MBOX,		/* GET  /api/v1/series/{id}/mbox */
+	API_EP_SERIES_RECHECK,		/* POST /api/v1/series/{id}/recheck */
+	API_EP_RUN,			/* GET  /api/v1/runs/{id} */
+	API_EP_JOBS,			/* GET  /api/v1/jobs */
+	API_EP_JOB,			/* GET  /api/v1/jobs/{id} */
+	API_EP_JOB_HEARTBEAT,		/* POST /api/v1/jobs/{id}/heartbeat */
+	API_EP_JOB_LOGS,		/* POST /api/v1/jobs/{id}/logs */
+	API_EP_JOB_LOG,			/* GET  /api/v1/jobs/{id}/logs/{attempt}/{stage} */
+	API_EP_JOB_RESULT,		/* POST /api/v1/jobs/{id}/result */
+	API_EP_JOB_CANCEL,		/* POST /api/v1/jobs/{id}/cancel */
+	API_EP_COUNT
+};
+
+/* Who may call an endpoint. */
+enum api_access {
+	API_ACCESS_PUBLIC,		/* anyone: read-only */
+	API_ACCESS_AGENT,		/* Authorization: Bearer <agent token> */
+	API_ACCESS_ADMIN,		/* Authorization: Bearer <admin token> */
+};
+
+/* A log's stage name: a file name, so [A-Za-z0-9_.-], not starting with
+ * '.', at most this many bytes. */
+#define API_STAGE_MAX 64
+
+/* What a path says besides its endpoint. */
+struct api_route {
+	enum api_ep ep;
+	int64_t id;			/* the series, run or job in the path */
+	int64_t attempt;		/* API_EP_JOB_LOG */
+	char stage[API_STAGE_MAX + 1];	/* API_EP_JOB_LOG */
+};
+
+/*
+ * Match a request: method ("GET", "HEAD", "POST", ...) and path (without
+ * the query string, as libmicrohttpd hands it over).  HEAD is GET without
+ * a body.  Returns:
+ *   200  *r filled;
+ *   404  no endpoint has that path (r->ep is API_EP_NONE);
+ *   405  the path exists but not with that method: r->ep is the path's
+ *        endpoint and *allow (when allow is not NULL) the methods it takes,
+ *        for the Allow header ("GET, HEAD" or "POST").
+ * Ids in paths are decimal, 1 to 18 digits, greater than 0.
+ */
+int api_route_match(const char *method, const char *path, struct api_route *r,
+		    const char **allow);
+
+enum api_access api_route_access(enum api_ep ep);
+
+/* True for the endpoints that change the store: their body is read, and
+ * they run on the writer thread. */
+bool api_route_writes(enum api_ep ep);
+
+/* A short name for logs and /metrics' route label ("lease", "series"). */
+const char *api_route_name(enum api_ep ep);
+
+/* Parse the n bytes at s as an id (see api_route_match()).  Returns 0 and
+ * sets *out, or -1. */
+int api_parse_id(const char *s, size_t n, int64_t *out);
+
+/* Parse a query value as a decimal integer in [min, max] (no sign, no
+ * space, at most 18 digits).  Returns 0 and sets *out, or -1. */
+int api_parse_uint(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* Whether s (n bytes) is a stage name (see API_STAGE_MAX). */
+bool api_is_stage(const char *s, size_t n);
+
+#endif
