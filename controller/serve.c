@@ -17,6 +17,7 @@
 #include "api.h"
 #include "conffile.h"
 #include "ctl_intake.h"
+#include "ctl_plan.h"
 #include "fsutil.h"
 #include "log.h"
 #include "profile.h"
@@ -94,6 +95,31 @@ static void serve_expire(const struct ctl_config *cfg, struct store *st, struct 
 		api_jobs_queued(api);
 }
 
+/*
+ * One planner pass: complete series and recheck requests become runs and
+ * queued jobs; waiting agents are woken when there are new ones.  A series
+ * that cannot be planned now (a tree out of reach) is retried next pass; a
+ * store failure stops the daemon.  (A first clone of a big tree holds this
+ * loop for as long as it takes; the planner gets its own thread when that
+ * matters.)
+ */
+static int serve_plan(const struct ctl_config *cfg, struct store *st,
+		      const struct profile_set *ps, struct api_server *api, struct pg_err *err)
+{
+	struct planner_stats stats;
+
+	if (ctl_plan_pass(cfg, st, ps, api ? api_server_public_url(api) : NULL, &stats, err) < 0)
+		return -1;
+	if (stats.runs_created || stats.jobs_created || stats.errors)
+		pg_log_info("serve", "plan: %d runs, %d jobs, %d rechecks, %d waiting, %d errors",
+			    (int)stats.runs_created, (int)stats.jobs_created,
+			    (int)stats.rechecks_planned, (int)stats.series_waiting,
+			    (int)stats.errors);
+	if (stats.jobs_created && api)
+		api_jobs_queued(api);
+	return 0;
+}
+
 int ctl_serve(const struct ctl_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
@@ -101,7 +127,7 @@ int ctl_serve(const struct ctl_config *cfg)
 	struct store *st = NULL;
 	struct intake in;
 	struct api_server *api = NULL;
-	int64_t next_intake = 0, next_expire = 0;
+	int64_t next_intake = 0, next_expire = 0, next_plan = 0;
 	int rc = 1, loaded = 0;
 
 	memset(&in, 0, sizeof(in));
@@ -131,6 +157,12 @@ int ctl_serve(const struct ctl_config *cfg)
 			if (serve_intake(cfg, &in, &err) < 0)
 				goto out;
 			next_intake = pg_time_mono_ms() + cfg->intake.interval_s * 1000LL;
+			next_plan = 0;
+		}
+		if (pg_time_mono_ms() >= next_plan) {
+			if (serve_plan(cfg, st, &ps, api, &err) < 0)
+				goto out;
+			next_plan = pg_time_mono_ms() + cfg->intake.interval_s * 1000LL;
 		}
 		if (pg_time_mono_ms() >= next_expire) {
 			serve_expire(cfg, st, api);
