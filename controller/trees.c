@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tree mirrors with libgit2: see trees.h. */
 #include "trees.h"
-#include "gitprogress.h"
+#include "gitutil.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,24 +21,6 @@
 
 #define COMP "trees"
 #define MIRROR_REFSPEC "+refs/heads/*:refs/heads/*"
-
-/* Set err from libgit2's last error: "WHAT: MESSAGE".  git_error_last()
- * may return NULL in 1.5 (after a callback abort, for one), hence the
- * fallback to the bare return code. */
-__attribute__((format(printf, 4, 5)))
-static int git_fail(struct pg_err *err, enum pg_errcode code, int rc, const char *fmt, ...)
-{
-	const git_error *e = git_error_last();
-	char what[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (e && e->message)
-		return pg_err_set(err, code, "%s: %s", what, e->message);
-	return pg_err_set(err, code, "%s: libgit2 error %d", what, rc);
-}
 
 int trees_mirror_path(const char *mirror_root, const char *name, char *out, size_t outlen,
 		      struct pg_err *err)
@@ -62,7 +44,7 @@ static int open_mirror(git_repository **repo, const char *path, struct pg_err *e
 	rc = git_repository_open_ext(repo, path,
 				     GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL);
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
+		return pg_git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
 	return 0;
 }
 
@@ -88,7 +70,7 @@ static int parse_oid(git_oid *oid, const char *hex, struct pg_err *err)
 		lower[i] = (char)tolower((unsigned char)hex[i]);
 	rc = git_oid_fromstr(oid, lower);
 	if (rc < 0)
-		return git_fail(err, PG_EINVAL, rc, "commit id '%s'", hex);
+		return pg_git_fail(err, PG_EINVAL, rc, "commit id '%s'", hex);
 	return 0;
 }
 
@@ -168,7 +150,7 @@ static int open_or_create(git_repository **repo, const char *path, const char *n
 		/* (libgit2 1.5 also says GIT_ENOTFOUND for a repository of
 		 * another user: that one is not ours to initialise.) */
 		if (rc != GIT_ENOTFOUND || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-			return git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
+			return pg_git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
 		git_error_clear();
 		pg_log_warn(COMP, "tree %s: %s is not a repository (cut short?): initialising it",
 			    name, path);
@@ -179,7 +161,7 @@ static int open_or_create(git_repository **repo, const char *path, const char *n
 	}
 	rc = git_repository_init(repo, path, 1);
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "create mirror '%s'", path);
+		return pg_git_fail(err, PG_EIO, rc, "create mirror '%s'", path);
 	pg_log_info(COMP, "tree %s: created mirror %s", name, path);
 	return 0;
 }
@@ -201,14 +183,14 @@ static int make_remote(git_repository *repo, const char *url, git_remote **remot
 
 	rc = git_remote_create_options_init(&opts, GIT_REMOTE_CREATE_OPTIONS_VERSION);
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "initialise remote options");
+		return pg_git_fail(err, PG_EIO, rc, "initialise remote options");
 	opts.repository = repo;
 	opts.name = NULL;
 	opts.fetchspec = MIRROR_REFSPEC;
 	opts.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF;
 	rc = git_remote_create_with_opts(remote, url, &opts);
 	if (rc < 0)
-		return git_fail(err, rc == GIT_EINVALIDSPEC ? PG_EINVAL : PG_EIO, rc,
+		return pg_git_fail(err, rc == GIT_EINVALIDSPEC ? PG_EINVAL : PG_EIO, rc,
 				"remote %s", url);
 	return 0;
 }
@@ -257,7 +239,7 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 	 * -Wmissing-field-initializers rejects; the _init functions do not.) */
 	rc = git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "initialise fetch options");
+		pg_git_fail(err, PG_EIO, rc, "initialise fetch options");
 		goto fail;
 	}
 	fo.callbacks.transfer_progress = pg_git_on_transfer;
@@ -273,7 +255,7 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 			pg_err_set(err, PG_ETIMEOUT, "fetch %s: no result within %lld ms", t->url,
 				   (long long)(sc.prog.deadline_ms - sc.prog.start_ms));
 		} else if (local_source_error(t, err) == 0) {
-			git_fail(err, PG_EIO, rc, "fetch %s", t->url);
+			pg_git_fail(err, PG_EIO, rc, "fetch %s", t->url);
 		}
 		goto fail;
 	}
@@ -319,14 +301,14 @@ int trees_resolve_branch(const char *mirror, const char *branch,
 		goto out;
 	}
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "mirror '%s': read branch '%s'", mirror, branch);
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': read branch '%s'", mirror, branch);
 		goto out;
 	}
 	/* A branch is a direct reference in a mirror; resolve() also copes
 	 * with a symbolic one someone made by hand. */
 	rc = git_reference_resolve(&direct, ref);
 	if (rc < 0) {
-		git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
+		pg_git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
 			 "mirror '%s': resolve branch '%s'", mirror, branch);
 		goto out;
 	}
@@ -353,7 +335,7 @@ int trees_has_commit(const char *mirror, const char *oid_hex, bool *has, struct 
 		goto out;
 	rc = git_repository_odb(&odb, repo);
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "mirror '%s': open object database", mirror);
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': open object database", mirror);
 		goto out;
 	}
 	/* The header is enough: the type without inflating the object. */
@@ -361,7 +343,7 @@ int trees_has_commit(const char *mirror, const char *oid_hex, bool *has, struct 
 	if (rc == GIT_ENOTFOUND) {
 		git_error_clear();
 	} else if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "mirror '%s': look up %s", mirror, oid_hex);
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': look up %s", mirror, oid_hex);
 		goto out;
 	} else {
 		*has = type == GIT_OBJECT_COMMIT;
@@ -392,13 +374,13 @@ int trees_version(const char *mirror, const char *oid_hex, char out[TREES_VERSIO
 		goto out;
 	rc = git_commit_lookup(&commit, repo, &oid);
 	if (rc < 0) {
-		git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
+		pg_git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
 			 "mirror '%s': commit %s", mirror, oid_hex);
 		goto out;
 	}
 	rc = git_commit_tree(&tree, commit);
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "mirror '%s': tree of %s", mirror, oid_hex);
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': tree of %s", mirror, oid_hex);
 		goto out;
 	}
 	rc = git_tree_entry_bypath(&entry, tree, "VERSION");
@@ -409,7 +391,7 @@ int trees_version(const char *mirror, const char *oid_hex, char out[TREES_VERSIO
 		goto out;
 	}
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "mirror '%s': VERSION at %s", mirror, oid_hex);
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': VERSION at %s", mirror, oid_hex);
 		goto out;
 	}
 	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB ||
@@ -420,7 +402,7 @@ int trees_version(const char *mirror, const char *oid_hex, char out[TREES_VERSIO
 	}
 	rc = git_blob_lookup(&blob, repo, git_tree_entry_id(entry));
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "mirror '%s': read VERSION at %s", mirror, oid_hex);
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': read VERSION at %s", mirror, oid_hex);
 		goto out;
 	}
 	data = git_blob_rawcontent(blob);

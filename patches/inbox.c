@@ -5,7 +5,7 @@
  * and public-inbox-v2-format.pod.
  */
 #include "inbox.h"
-#include "gitprogress.h"
+#include "gitutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -53,23 +53,6 @@ struct pg_inbox {
 
 /* ---- errors --------------------------------------------------------- */
 
-/* Set err from libgit2's last error: "WHAT: MESSAGE".  git_error_last()
- * may be NULL in 1.5 (e.g. after a callback abort), hence the fallback. */
-__attribute__((format(printf, 4, 5)))
-static int git_fail(struct pg_err *err, enum pg_errcode code, int rc, const char *fmt, ...)
-{
-	const git_error *e = git_error_last();
-	char what[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (e && e->message)
-		return pg_err_set(err, code, "%s: %s", what, e->message);
-	return pg_err_set(err, code, "%s: libgit2 error %d", what, rc);
-}
-
 /* snprintf into a path buffer; truncation is an error, not a wrong path. */
 __attribute__((format(printf, 4, 5)))
 static int path_fmt(char *out, size_t size, struct pg_err *err, const char *fmt, ...)
@@ -100,7 +83,7 @@ int pg_inbox_global_init(struct pg_err *err)
 	if (pthread_once(&global_once, global_init_once) != 0)
 		return pg_err_set(err, PG_EIO, "initialise libgit2: pthread_once failed");
 	if (global_rc < 0)
-		return git_fail(err, PG_EIO, global_rc, "initialise libgit2");
+		return pg_git_fail(err, PG_EIO, global_rc, "initialise libgit2");
 	return 0;
 }
 
@@ -222,7 +205,7 @@ static int detect_local(struct pg_inbox *ib, struct pg_err *err)
 	if (rc == GIT_ENOTFOUND)
 		return pg_err_set(err, PG_EINVAL, "not a public-inbox archive (no git/N.git "
 				  "epochs, and not a bare git repository)");
-	return git_fail(err, PG_EIO, rc, "open as a v1 archive");
+	return pg_git_fail(err, PG_EIO, rc, "open as a v1 archive");
 }
 
 /* What an existing mirror says about the remote's format. */
@@ -471,7 +454,7 @@ static int epoch_odb(struct epoch_repo *er, struct pg_err *err)
 	int rc = git_repository_odb(&er->odb, er->repo);
 
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "epoch %d: open object database", er->epoch);
+		return pg_git_fail(err, PG_EIO, rc, "epoch %d: open object database", er->epoch);
 	return 0;
 }
 
@@ -495,7 +478,7 @@ static int open_epoch(struct pg_inbox *ib, int epoch, struct epoch_repo *er, str
 		return -1;
 	}
 	if (rc < 0)
-		return git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
+		return pg_git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
 				"epoch %d: open '%s'", epoch, path);
 	return epoch_odb(er, err);
 }
@@ -521,19 +504,19 @@ static int resolve_head(git_repository *repo, int epoch, git_oid *head, bool *fo
 	if (rc == 0)
 		goto found;
 	if (rc != GIT_ENOTFOUND && rc != GIT_EUNBORNBRANCH) {
-		git_fail(err, PG_EIO, rc, "epoch %d: resolve HEAD", epoch);
+		pg_git_fail(err, PG_EIO, rc, "epoch %d: resolve HEAD", epoch);
 		goto out;
 	}
 	rc = git_reference_name_to_id(head, repo, "refs/heads/master");
 	if (rc == 0)
 		goto found;
 	if (rc != GIT_ENOTFOUND) {
-		git_fail(err, PG_EIO, rc, "epoch %d: resolve refs/heads/master", epoch);
+		pg_git_fail(err, PG_EIO, rc, "epoch %d: resolve refs/heads/master", epoch);
 		goto out;
 	}
 	rc = git_reference_iterator_glob_new(&it, repo, "refs/heads/*");
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "epoch %d: list branches", epoch);
+		pg_git_fail(err, PG_EIO, rc, "epoch %d: list branches", epoch);
 		goto out;
 	}
 	while ((rc = git_reference_next(&ref, it)) == 0) {
@@ -547,7 +530,7 @@ static int resolve_head(git_repository *repo, int epoch, git_oid *head, bool *fo
 		ref = NULL;
 	}
 	if (rc != GIT_ITEROVER) {
-		git_fail(err, PG_EIO, rc, "epoch %d: list branches", epoch);
+		pg_git_fail(err, PG_EIO, rc, "epoch %d: list branches", epoch);
 		goto out;
 	}
 	if (nbranches > 1) {
@@ -611,7 +594,7 @@ static int load_message(struct walk *w, const char *hex, const git_oid *id,
 
 	rc = git_odb_read_header(&len, &type, w->er.odb, id);
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "epoch %d: commit %s: read message object",
+		return pg_git_fail(err, PG_EIO, rc, "epoch %d: commit %s: read message object",
 				w->epoch, hex);
 	if (type != GIT_OBJECT_BLOB)
 		return pg_err_set(err, PG_EIO, "epoch %d: commit %s: message is a %s, not a blob",
@@ -634,7 +617,7 @@ static int load_message(struct walk *w, const char *hex, const git_oid *id,
 	}
 	rc = git_blob_lookup(blob, w->er.repo, id);
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "epoch %d: commit %s: read message",
+		return pg_git_fail(err, PG_EIO, rc, "epoch %d: commit %s: read message",
 				w->epoch, hex);
 	msg->data = git_blob_rawcontent(*blob);
 	msg->size = (size_t)git_blob_rawsize(*blob);
@@ -680,13 +663,13 @@ static int v1_change(struct walk *w, const char *hex, git_commit *commit, git_tr
 		if (rc == 0)
 			rc = git_commit_tree(&ptree, parent);
 		if (rc < 0) {
-			git_fail(err, PG_EIO, rc, "epoch %d: commit %s: read parent", w->epoch, hex);
+			pg_git_fail(err, PG_EIO, rc, "epoch %d: commit %s: read parent", w->epoch, hex);
 			goto out;
 		}
 	}
 	rc = git_diff_tree_to_tree(&diff, w->er.repo, ptree, tree, NULL);
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "epoch %d: commit %s: compare with parent", w->epoch, hex);
+		pg_git_fail(err, PG_EIO, rc, "epoch %d: commit %s: compare with parent", w->epoch, hex);
 		goto out;
 	}
 	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
@@ -756,7 +739,7 @@ static int visit(struct walk *w, const git_oid *id, struct pg_err *err)
 	if (rc == 0)
 		rc = git_commit_tree(&tree, commit);
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "epoch %d: read commit %s", w->epoch, hex);
+		pg_git_fail(err, PG_EIO, rc, "epoch %d: read commit %s", w->epoch, hex);
 		goto out;
 	}
 	msg.time = (int64_t)git_commit_time(commit);
@@ -825,7 +808,7 @@ static int check_cursor(struct walk *w, const git_oid *head, const git_oid *cur,
 	if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC) {
 		why = "is not in the archive";
 	} else if (rc < 0) {
-		return git_fail(err, PG_EIO, rc, "epoch %d: look up cursor %s", w->epoch, cursor);
+		return pg_git_fail(err, PG_EIO, rc, "epoch %d: look up cursor %s", w->epoch, cursor);
 	} else {
 		/* A commit whose ancestors are gone (a purge racing with
 		 * this walk) is as good as absent. */
@@ -833,7 +816,7 @@ static int check_cursor(struct walk *w, const git_oid *head, const git_oid *cur,
 		if (rc == GIT_ENOTFOUND)
 			why = "is not in the archive";
 		else if (rc < 0)
-			return git_fail(err, PG_EIO, rc, "epoch %d: is cursor %s an ancestor",
+			return pg_git_fail(err, PG_EIO, rc, "epoch %d: is cursor %s an ancestor",
 					w->epoch, cursor);
 		else if (rc == 0)
 			why = "is not an ancestor of the head";
@@ -899,7 +882,7 @@ int pg_inbox_walk(struct pg_inbox *ib, int epoch, const char *cursor, pg_inbox_c
 	if (rc == 0 && have_cursor && !rewritten)
 		rc = git_revwalk_hide(rw, &cur);
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "epoch %d: start walking history", epoch);
+		pg_git_fail(err, PG_EIO, rc, "epoch %d: start walking history", epoch);
 		goto out;
 	}
 	/* The first git_revwalk_next() reads (and sorts) the whole range,
@@ -917,7 +900,7 @@ int pg_inbox_walk(struct pg_inbox *ib, int epoch, const char *cursor, pg_inbox_c
 		}
 	}
 	if (rc < 0 && rc != GIT_ITEROVER) {
-		git_fail(err, PG_EIO, rc, "epoch %d: walk history after %s", epoch,
+		pg_git_fail(err, PG_EIO, rc, "epoch %d: walk history after %s", epoch,
 			 *res->last_oid ? res->last_oid : "the start");
 		goto out;
 	}
@@ -1028,7 +1011,7 @@ static int fetch_callbacks(git_remote_callbacks *cbs, struct fetch_ctx *fc, stru
 	int rc = git_remote_init_callbacks(cbs, GIT_REMOTE_CALLBACKS_VERSION);
 
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "initialise remote callbacks");
+		return pg_git_fail(err, PG_EIO, rc, "initialise remote callbacks");
 	cbs->transfer_progress = pg_git_on_transfer;
 	cbs->sideband_progress = pg_git_on_sideband;
 	cbs->update_tips = on_update_tips;
@@ -1041,7 +1024,7 @@ static int fetch_fail(struct fetch_ctx *fc, struct pg_err *err, int rc, const ch
 	if (fc->prog.timed_out)
 		return pg_err_set(err, PG_ETIMEOUT, "fetch %s: %s: no result within %u ms",
 				  fc->url, what, fc->ib->fetch_timeout_ms);
-	return git_fail(err, PG_EIO, rc, "fetch %s: %s", fc->url, what);
+	return pg_git_fail(err, PG_EIO, rc, "fetch %s: %s", fc->url, what);
 }
 
 /*
@@ -1065,7 +1048,7 @@ static int probe(struct fetch_ctx *fc, const char *url, bool *exists, char *why,
 		goto out;
 	rc = git_remote_create_detached(&remote, url);
 	if (rc < 0) {
-		git_fail(err, PG_EINVAL, rc, "fetch %s: bad URL", url);
+		pg_git_fail(err, PG_EINVAL, rc, "fetch %s: bad URL", url);
 		goto out;
 	}
 	rc = git_remote_connect(remote, GIT_DIRECTION_FETCH, &cbs, NULL, NULL);
@@ -1099,10 +1082,10 @@ static int mirror_repo(int epoch, const char *path, struct epoch_repo *er, struc
 			return -1;
 		rc = git_repository_init(&er->repo, path, 1);
 		if (rc < 0)
-			return git_fail(err, PG_EIO, rc, "create mirror '%s'", path);
+			return pg_git_fail(err, PG_EIO, rc, "create mirror '%s'", path);
 		pg_log_info(COMP, "created mirror %s", path);
 	} else if (rc < 0) {
-		return git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
+		return pg_git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
 	}
 	return 0;
 }
@@ -1117,11 +1100,11 @@ static int origin(git_repository *repo, const char *url, git_remote **remote, st
 	if (rc == GIT_ENOTFOUND) {
 		rc = git_remote_create_with_fetchspec(remote, repo, "origin", url, MIRROR_REFSPEC);
 		if (rc < 0)
-			return git_fail(err, PG_EIO, rc, "fetch %s: configure remote", url);
+			return pg_git_fail(err, PG_EIO, rc, "fetch %s: configure remote", url);
 		return 0;
 	}
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "fetch %s: read remote", url);
+		return pg_git_fail(err, PG_EIO, rc, "fetch %s: read remote", url);
 	if (git_remote_url(*remote) && strcmp(git_remote_url(*remote), url) == 0)
 		return 0;
 	git_remote_free(*remote);
@@ -1130,7 +1113,7 @@ static int origin(git_repository *repo, const char *url, git_remote **remote, st
 	if (rc == 0)
 		rc = git_remote_lookup(remote, repo, "origin");
 	if (rc < 0)
-		return git_fail(err, PG_EIO, rc, "fetch %s: update remote URL", url);
+		return pg_git_fail(err, PG_EIO, rc, "fetch %s: update remote URL", url);
 	return 0;
 }
 
@@ -1178,7 +1161,7 @@ static int fetch_epoch(struct fetch_ctx *fc, int epoch, const char *url, struct 
 		goto out;
 	rc = git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	if (rc < 0) {
-		git_fail(err, PG_EIO, rc, "initialise fetch options");
+		pg_git_fail(err, PG_EIO, rc, "initialise fetch options");
 		goto out;
 	}
 	fo.callbacks = cbs;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "gitprogress.h"
+#include "gitutil.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +9,20 @@
 #include "time.h"
 
 #define GIT_PROGRESS_INTERVAL_MS 1000
+
+int pg_git_fail(struct pg_err *err, enum pg_errcode code, int rc, const char *fmt, ...)
+{
+	const git_error *e = git_error_last();
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (e && e->message)
+		return pg_err_set(err, code, "%s: %s", what, e->message);
+	return pg_err_set(err, code, "%s: libgit2 error %d", what, rc);
+}
 
 void pg_git_progress_start(struct pg_git_progress *p, const char *component,
 			   int64_t timeout_ms)

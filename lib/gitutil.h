@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef PG_GITPROGRESS_H
-#define PG_GITPROGRESS_H
+#ifndef PG_GITUTIL_H
+#define PG_GITUTIL_H
 
 /*
- * Progress logging and a deadline for libgit2 transfers (the archive
- * mirrors and the tree mirrors fetch the same way).  libgit2 1.5 has no
+ * What the libgit2 users (the archive reader, the tree mirrors) share:
+ * errors with libgit2's message, and progress logging and a deadline for
+ * transfers.  libgit2 1.5 has no
  * socket timeouts, so the deadline is enforced from its callbacks: a
  * negative return aborts the transfer.
  *
@@ -17,6 +18,14 @@
 #include <stdint.h>
 
 #include <git2.h>
+
+#include "err.h"
+
+/* Set err to "WHAT: libgit2's last message" (WHAT a printf format) with
+ * the given code; git_error_last() may be NULL in 1.5 (after a callback
+ * abort, for one), then the bare return code rc is named.  Returns -1. */
+int pg_git_fail(struct pg_err *err, enum pg_errcode code, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 struct pg_git_progress {
 	const char *component;		/* log component */
