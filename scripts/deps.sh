@@ -9,7 +9,7 @@ BUILD="build-essential pkg-config libcurl4-openssl-dev libgit2-dev libssh-dev
 libcjson-dev libsqlite3-dev libmicrohttpd-dev libssl-dev"
 # Tests: the unit test framework, sanitizer runtimes come with gcc, the
 # sqlite3 shell for inspecting stores, git for fixtures.
-TESTS="libcmocka-dev sqlite3 git ca-certificates clang libclang-rt-14-dev jq public-inbox python3"
+TESTS="libcmocka-dev sqlite3 git ca-certificates clang libclang-rt-14-dev jq public-inbox python3 curl"
 
 want="$BUILD $TESTS"
 missing=""
