@@ -62,7 +62,8 @@ dump_logs() {
 	done
 	return 0
 }
-# wait_until SECONDS DESCRIPTION CMD...: poll CMD every 0.1 s
+# wait_until SECONDS DESCRIPTION CMD...: poll CMD every 0.1 s (the bounds are
+# generous for a loaded machine: a wait ends as soon as its condition holds)
 wait_until() {
 	limit=$(($1 * 10))
 	what=$2
@@ -79,7 +80,7 @@ is() { [ "$(q "$1")" = "$2" ]; }
 start_ctl() {	# start_ctl LOG
 	$C serve >"$1" 2>&1 &
 	ctl=$!
-	wait_until 10 "the API in $1" grep -q 'api: listening on http' "$1"
+	wait_until 30 "the API in $1" grep -q 'api: listening on http' "$1"
 	url=$(sed -n 's/.*api: listening on \(http[^ ]*\).*/\1/p' "$1" | head -n 1)
 }
 start_ctl "$TMP/serve.log"
@@ -124,12 +125,12 @@ jq_is "$TMP/check.out" '.matches.host_classes | join(",")' amd
 jq_is "$TMP/check.out" '.matches.contexts | join(",")' ctx-amd
 
 # --- 1. Three classes, three agents: each job to a matching agent ----------
-wait_until 15 "9 jobs planned" is "SELECT count(*) FROM jobs" 9
+wait_until 45 "9 jobs planned" is "SELECT count(*) FROM jobs" 9
 echo "planned: $(q "SELECT group_concat(n, ', ') FROM (SELECT host_class || '=' || count(*) AS n FROM jobs GROUP BY host_class ORDER BY host_class)")"
 new_agent intel-1 intel
 new_agent amd-1 amd
 new_agent arm-1 arm
-wait_until 25 "all 9 jobs done" is "SELECT count(*) FROM jobs WHERE state = 'done' AND outcome = 'ok'" 9
+wait_until 75 "all 9 jobs done" is "SELECT count(*) FROM jobs WHERE state = 'done' AND outcome = 'ok'" 9
 is "SELECT count(*) FROM results" 9 || fail "not 9 results: $(q 'SELECT count(*) FROM results')"
 mismatch=$(q "SELECT j.id || ':' || j.host_class || '->' || a.name FROM jobs j
 	JOIN attempts t ON t.job_id = j.id JOIN agents a ON a.id = t.agent_id
@@ -152,16 +153,16 @@ recheck() {
 # --- 2. kill -9 an agent mid-job: re-leased after expiry, one result --------
 njobs=$(q "SELECT count(*) FROM jobs")
 recheck '["ctx-intel"]'
-wait_until 10 "the recheck job" is "SELECT count(*) FROM jobs" $((njobs + 1))
+wait_until 30 "the recheck job" is "SELECT count(*) FROM jobs" $((njobs + 1))
 job=$(q "SELECT max(id) FROM jobs")
 a1=$(agent_id intel-1)
-wait_until 10 "intel-1 holding job $job" \
+wait_until 30 "intel-1 holding job $job" \
 	is "SELECT count(*) FROM jobs WHERE id = $job AND agent_id = $a1 AND state IN ('leased', 'running')" 1
 kill9_agent intel-1
 echo "part 2: killed intel-1 holding job $job ($(q "SELECT state FROM jobs WHERE id = $job"))"
 new_agent intel-2 intel
 a2=$(agent_id intel-2)
-wait_until 20 "job $job done on attempt 2" is "SELECT state || ' ' || attempt FROM jobs WHERE id = $job" "done 2"
+wait_until 60 "job $job done on attempt 2" is "SELECT state || ' ' || attempt FROM jobs WHERE id = $job" "done 2"
 is "SELECT outcome FROM attempts WHERE job_id = $job AND attempt = 1" expired ||
 	fail "attempt 1 ended $(q "SELECT outcome FROM attempts WHERE job_id = $job AND attempt = 1")"
 is "SELECT agent_id || ' ' || outcome FROM attempts WHERE job_id = $job AND attempt = 2" "$a2 ok" ||
@@ -173,22 +174,22 @@ echo "part 2: job $job attempt 1 expired on intel-1, attempt 2 done by intel-2, 
 # --- 3. kill -9 the controller mid-run; spooled results all arrive ----------
 njobs=$(q "SELECT count(*) FROM jobs")
 recheck '["ctx-intel", "ctx-amd", "ctx-arm"]'
-wait_until 10 "three recheck jobs" is "SELECT count(*) FROM jobs" $((njobs + 3))
-wait_until 10 "the three jobs held" \
+wait_until 30 "three recheck jobs" is "SELECT count(*) FROM jobs" $((njobs + 3))
+wait_until 30 "the three jobs held" \
 	is "SELECT count(*) FROM jobs WHERE id > $njobs AND state IN ('leased', 'running')" 3
 kill -9 "$ctl"
 wait "$ctl" 2>/dev/null
 ctl=""
 spooled() { ls "$TMP"/agent-*/spool/result-* 2>/dev/null | wc -l; }
 spooled_ge() { [ "$(spooled)" -ge "$1" ]; }
-wait_until 8 "results spooled while the controller is down" spooled_ge 3
+wait_until 24 "results spooled while the controller is down" spooled_ge 3
 echo "part 3: controller killed; $(spooled) results spooled: $(cd "$TMP" && ls agent-*/spool/result-* | tr '\n' ' ')"
 write_ctl_config "127.0.0.1:$port"
 start_ctl "$TMP/serve2.log"
 [ "$url" = "http://127.0.0.1:$port" ] || fail "restarted on $url, not port $port"
 spools_empty() { [ "$(spooled)" -eq 0 ]; }
-wait_until 15 "the spools emptied" spools_empty
-wait_until 5 "the three jobs done" is "SELECT count(*) FROM jobs WHERE id > $njobs AND state = 'done'" 3
+wait_until 45 "the spools emptied" spools_empty
+wait_until 15 "the three jobs done" is "SELECT count(*) FROM jobs WHERE id > $njobs AND state = 'done'" 3
 dup=$(q "SELECT job_id FROM results GROUP BY job_id HAVING count(*) <> 1")
 [ -z "$dup" ] || fail "jobs with more than one result: $dup"
 is "SELECT count(*) FROM results" "$(q "SELECT count(*) FROM jobs WHERE state = 'done'")" ||
@@ -244,22 +245,22 @@ mail "" x.v1@example.org >"$TMP/v1.mbox"
 mail " v2" x.v2@example.org x.v1@example.org >"$TMP/v2.mbox"
 nseries=$(q "SELECT max(id) FROM series")
 expect_rc 0 $C ingest --mbox "$TMP/v1.mbox"
-wait_until 5 "v1 ingested" is "SELECT count(*) FROM series WHERE id > $nseries" 1
+wait_until 15 "v1 ingested" is "SELECT count(*) FROM series WHERE id > $nseries" 1
 v1=$(q "SELECT max(id) FROM series")
 arm_job() { q "SELECT j.id FROM jobs j JOIN runs r ON r.id = j.run_id WHERE r.series_id = $v1 AND j.host_class = 'arm'"; }
 has_arm_job() { [ -n "$(arm_job)" ]; }
-wait_until 10 "v1's arm job planned" has_arm_job
+wait_until 30 "v1's arm job planned" has_arm_job
 job=$(arm_job)
 is "SELECT state FROM jobs WHERE id = $job" queued || fail "job $job is $(q "SELECT state FROM jobs WHERE id = $job") with no arm agent"
 q "UPDATE jobs SET spec = json_set(spec, '\$.builtin_seconds', 30) WHERE id = $job"
 new_agent arm-2 arm
 a=$(agent_id arm-2)
-wait_until 10 "arm-2 running job $job" \
+wait_until 30 "arm-2 running job $job" \
 	is "SELECT count(*) FROM jobs WHERE id = $job AND agent_id = $a AND state = 'running'" 1
 expect_rc 0 $C ingest --mbox "$TMP/v2.mbox"
 is "SELECT state FROM series WHERE id = $v1" superseded || fail "v1 is $(q "SELECT state FROM series WHERE id = $v1")"
-wait_until 10 "job $job cancelled" is "SELECT state FROM jobs WHERE id = $job" cancelled
-wait_until 5 "arm-2 stopping job $job" grep -q "job $job attempt 1: ended without a result: cancelled" "$TMP/agent-arm-2.log"
+wait_until 30 "job $job cancelled" is "SELECT state FROM jobs WHERE id = $job" cancelled
+wait_until 15 "arm-2 stopping job $job" grep -q "job $job attempt 1: ended without a result: cancelled" "$TMP/agent-arm-2.log"
 is "SELECT count(*) FROM results WHERE job_id = $job" 0 || fail "the cancelled job $job has a result"
 is "SELECT outcome FROM attempts WHERE job_id = $job AND attempt = 1" cancelled ||
 	fail "job $job attempt 1 ended $(q "SELECT outcome FROM attempts WHERE job_id = $job AND attempt = 1")"
