@@ -276,6 +276,33 @@ out:
 	return rc;
 }
 
+/*
+ * Read job job_id and its attempt `attempt`, which agent_id must hold (the
+ * heartbeat's and the result's first check): 1 when it does, 0 when the
+ * attempt is not this agent's (PG_ECONFLICT set: "attempt N is not this
+ * agent's"), -1 on error (PG_ENOTFOUND "no such job", or the store's).
+ */
+static int sched_own_attempt(struct store *st, int64_t agent_id, int64_t job_id,
+			     int64_t attempt, struct sched_job *j, struct sched_attempt *a,
+			     struct pg_err *err)
+{
+	int found = sched_job_get(st, job_id, j, err);
+
+	if (found < 0)
+		return -1;
+	if (!found)
+		return pg_err_set(err, PG_ENOTFOUND, "no such job");
+	found = attempt <= j->attempt ? sched_attempt_get(st, job_id, attempt, a, err) : 0;
+	if (found < 0)
+		return -1;
+	if (!found || a->agent_id != agent_id) {
+		pg_err_set(err, PG_ECONFLICT, "attempt %lld is not this agent's",
+			   (long long)attempt);
+		return 0;
+	}
+	return 1;
+}
+
 /* The job's current attempt expired (the sweep requeued the job or gave up
  * on it) and nobody leased it since: its holder may still finish it. */
 static bool sched_expired_unclaimed(const struct sched_job *j, const struct sched_attempt *a)
@@ -772,19 +799,10 @@ int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 	}
 	if (store_begin(st, err) < 0)
 		goto out;
-	found = sched_job_get(st, job_id, &j, err);
-	if (found < 0)
-		goto out;
-	if (!found) {
-		pg_err_set(err, PG_ENOTFOUND, "no such job");
-		goto out;
-	}
-	found = attempt <= j.attempt ? sched_attempt_get(st, job_id, attempt, &a, err) : 0;
-	if (found < 0)
-		goto out;
-	if (!found || a.agent_id != agent_id) {
-		pg_err_set(err, PG_ECONFLICT, "stale attempt: attempt %lld is not this agent's",
-			   (long long)attempt);
+	found = sched_own_attempt(st, agent_id, job_id, attempt, &j, &a, err);
+	if (found <= 0) {
+		if (found == 0)
+			pg_err_prefix(err, "stale attempt");
 		goto out;
 	}
 	if (attempt != j.attempt) {
@@ -985,20 +1003,11 @@ int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t att
 		goto out;
 	if (store_begin(st, err) < 0)
 		goto out;
-	found = sched_job_get(st, job_id, &j, err);
+	found = sched_own_attempt(st, agent_id, job_id, attempt, &j, &a, err);
 	if (found < 0)
 		goto out;
-	if (!found) {
-		pg_err_set(err, PG_ENOTFOUND, "no such job");
-		goto out;
-	}
-	found = attempt <= j.attempt ? sched_attempt_get(st, job_id, attempt, &a, err) : 0;
-	if (found < 0)
-		goto out;
-	if (!found || a.agent_id != agent_id) {
-		pg_err_set(err, PG_ECONFLICT, "attempt %lld is not this agent's", (long long)attempt);
+	if (found == 0)
 		goto conflict;
-	}
 	found = sched_result_digest(st, job_id, attempt, stored, err);
 	if (found < 0)
 		goto out;
