@@ -10,8 +10,14 @@ libcjson-dev libsqlite3-dev libmicrohttpd-dev libssl-dev"
 # Tests: the unit test framework, sanitizer runtimes come with gcc, the
 # sqlite3 shell for inspecting stores, git for fixtures.
 TESTS="libcmocka-dev sqlite3 git ca-certificates clang libclang-rt-14-dev jq public-inbox python3 curl"
+# Agent execution and its end-to-end tests: DPDK's build tools (meson,
+# ninja, ccache, pyelftools for pmdinfogen, libnuma), bubblewrap for the
+# sandbox, Debian's DPDK 22.11 binaries (captured outputs for the parsers)
+# and dpkg-dev to unpack its source package (scripts/dpdk-tree.sh).
+AGENT="meson ninja-build ccache python3-pyelftools libnuma-dev bubblewrap
+dpdk dpdk-dev dpkg-dev xz-utils"
 
-want="$BUILD $TESTS"
+want="$BUILD $TESTS $AGENT"
 missing=""
 for p in $want; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
