@@ -781,6 +781,8 @@ int pg_proc_wait(struct pg_proc *p, struct pg_err *err)
 	for (;;) {
 		now = now_ms();
 		if (!p->priv_reaped) {
+			if (p->watch_cb)
+				p->watch_cb(p, p->watch_arg);
 			if (!p->cancelled && cancel_requested(p)) {
 				p->cancelled = true;
 				terminate(p, now, &first);
@@ -877,6 +879,22 @@ int pg_proc_kill(struct pg_proc *p, struct pg_err *err)
 		if (err)
 			*err = first;
 		pg_err_prefix(err, "kill '%s' (pid %ld)", p->argv[0], (long)p->pid);
+		return -1;
+	}
+	return 0;
+}
+
+int pg_proc_signal(struct pg_proc *p, int sig, struct pg_err *err)
+{
+	struct pg_err first = PG_ERR_INIT;
+
+	if (p->priv_state != ST_RUNNING || p->priv_reaped)
+		return 0;
+	signal_group(p, sig, &first);
+	if (first.code != PG_OK) {
+		if (err)
+			*err = first;
+		pg_err_prefix(err, "signal %d to '%s' (pid %ld)", sig, p->argv[0], (long)p->pid);
 		return -1;
 	}
 	return 0;

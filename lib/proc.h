@@ -105,6 +105,19 @@ struct pg_proc {
 	volatile sig_atomic_t *cancel_flag;
 	bool (*cancel_cb)(void *arg);
 	void *cancel_arg;
+	/*
+	 * Watch hook, optional: called by pg_proc_wait() in the waiting
+	 * thread, at least every 100 ms and after each piece of output is
+	 * taken, while the child has not been reaped.  Unlike cancel_cb it
+	 * gets the struct and may call pg_proc_close_stdin(),
+	 * pg_proc_signal() and pg_proc_kill() on it, and read output_bytes,
+	 * the output file and the tail so far (pg_buf_str(&p->tail), which
+	 * may hold up to twice tail_max bytes until the end); it must not release or restart it.  For
+	 * children driven by what they print: close stdin once a benchmark
+	 * says it is running, stop a test after N result lines.
+	 */
+	void (*watch_cb)(struct pg_proc *p, void *arg);
+	void *watch_arg;
 
 	/* Set by pg_proc_start(). */
 	pid_t pid;		/* also the process group id */
@@ -202,6 +215,16 @@ int pg_proc_run(struct pg_proc *p, struct pg_err *err);
  * from a signal handler or another thread: use cancel_flag for that.
  */
 int pg_proc_kill(struct pg_proc *p, struct pg_err *err);
+
+/*
+ * Send sig to the child's process group (e.g. SIGINT, which testpmd and
+ * dpdk-test take as "stop and print what you have"), without marking it
+ * cancelled; the timeout still applies.  A no-op returning 0 when the
+ * child was never started or is already reaped.  Returns -1 with PG_EIO
+ * when the group cannot be signalled.  Same threading rule as
+ * pg_proc_kill().
+ */
+int pg_proc_signal(struct pg_proc *p, int sig, struct pg_err *err);
 
 /* Close the stdin pipe (EOF for the child); safe to call twice. */
 void pg_proc_close_stdin(struct pg_proc *p);

@@ -749,6 +749,85 @@ static void test_signals_reset_in_child(void **state)
 	pg_proc_release(&p);
 }
 
+/* The watch hook drives a child by what it prints: here, EOF on stdin
+ * once the child says it is ready (what the agent does to testpmd). */
+struct watch_state {
+	int calls;
+	bool closed;
+	bool signalled;
+	int sig;
+};
+
+static void watch_close_when_ready(struct pg_proc *p, void *arg)
+{
+	struct watch_state *w = arg;
+
+	w->calls++;
+	if (!w->closed && strstr(pg_buf_str(&p->tail), "ready\n")) {
+		pg_proc_close_stdin(p);
+		w->closed = true;
+	}
+}
+
+static void test_watch_closes_stdin(void **state)
+{
+	const char *argv[] = { "sh", "-c", "echo ready; cat >/dev/null; echo got-eof", NULL };
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_proc p = PG_PROC_INIT;
+	struct watch_state w = { 0 };
+
+	(void)state;
+	p.argv = argv;
+	p.stdin_mode = PG_PROC_STDIN_PIPE;
+	p.timeout_ms = 30000;
+	p.watch_cb = watch_close_when_ready;
+	p.watch_arg = &w;
+	assert_int_equal(pg_proc_run(&p, &err), 0);
+	assert_true(w.closed);
+	assert_true(w.calls >= 1);
+	assert_true(pg_proc_succeeded(&p));
+	assert_false(p.cancelled);
+	assert_string_equal(pg_buf_str(&p.tail), "ready\ngot-eof\n");
+	pg_proc_release(&p);
+}
+
+static void watch_signal_when_up(struct pg_proc *p, void *arg)
+{
+	struct watch_state *w = arg;
+	struct pg_err err = PG_ERR_INIT;
+
+	if (!w->signalled && strstr(pg_buf_str(&p->tail), "up\n")) {
+		assert_int_equal(pg_proc_signal(p, w->sig, &err), 0);
+		w->signalled = true;
+	}
+}
+
+/* pg_proc_signal(): SIGINT as a "stop and report" request, which is not a
+ * cancel; and a no-op once the child is gone. */
+static void test_signal_group(void **state)
+{
+	const char *argv[] = { "sh", "-c",
+		"trap 'echo interrupted; exit 7' INT; echo up; while :; do sleep 0.05; done", NULL };
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_proc p = PG_PROC_INIT;
+	struct watch_state w = { .sig = SIGINT };
+
+	(void)state;
+	p.argv = argv;
+	p.timeout_ms = 30000;
+	p.watch_cb = watch_signal_when_up;
+	p.watch_arg = &w;
+	assert_int_equal(pg_proc_run(&p, &err), 0);
+	assert_true(w.signalled);
+	assert_true(p.exited);
+	assert_int_equal(p.exit_code, 7);
+	assert_false(p.cancelled);
+	assert_false(p.timed_out);
+	assert_non_null(strstr(pg_buf_str(&p.tail), "interrupted\n"));
+	assert_int_equal(pg_proc_signal(&p, SIGINT, &err), 0);
+	pg_proc_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -771,6 +850,8 @@ int main(void)
 		T(test_stdin_from_file),
 		T(test_stdin_default_is_devnull),
 		T(test_stdin_pipe),
+		T(test_watch_closes_stdin),
+		T(test_signal_group),
 		T(test_cancel_flag),
 		T(test_cancel_callback),
 		T(test_kill_then_wait),
