@@ -223,6 +223,8 @@ struct conn_call {
 	char *content_type;
 	char *body;
 	size_t len;
+	size_t max_body;	/* 0: lib/http.h's default */
+	const char *method;	/* a string literal: may outlive the caller */
 	long timeout_ms;
 	struct pg_http_client *client;
 	struct pg_http_response resp;
@@ -253,9 +255,12 @@ static void *conn_call_thread(void *arg)
 	if (o.connect_timeout_ms > call->timeout_ms)
 		o.connect_timeout_ms = call->timeout_ms;
 	o.bearer_token = call->token;
-	o.content_type = call->content_type;
-	call->rc = pg_http_client_request(call->client, "POST", call->url, call->body,
-					  call->len, &o, &call->resp, &call->err);
+	o.content_type = call->content_type[0] ? call->content_type : NULL;
+	o.max_body = call->max_body ? call->max_body : o.max_body;
+	call->rc = pg_http_client_request(call->client, call->method, call->url,
+					  call->len || strcmp(call->method, "GET") != 0 ?
+					  call->body : NULL, call->len, &o, &call->resp,
+					  &call->err);
 	pthread_mutex_lock(&call->lock);
 	call->done = true;
 	abandoned = call->abandoned;
@@ -268,9 +273,9 @@ static void *conn_call_thread(void *arg)
 	return NULL;
 }
 
-static struct conn_call *conn_call_new(const struct agent_conn *c, const char *path,
-				       const char *content_type, const void *body,
-				       size_t len, long timeout_ms)
+static struct conn_call *conn_call_new(const struct agent_conn *c, const char *method,
+				       const char *path, const char *content_type,
+				       const void *body, size_t len, long timeout_ms)
 {
 	struct conn_call *call = calloc(1, sizeof(*call));
 	pthread_condattr_t ca;
@@ -287,7 +292,8 @@ static struct conn_call *conn_call_new(const struct agent_conn *c, const char *p
 	ulen = strlen(c->base_url) + strlen(path) + 1;
 	call->url = malloc(ulen);
 	call->token = c->token ? strdup(c->token) : NULL;
-	call->content_type = strdup(content_type);
+	call->content_type = strdup(content_type ? content_type : "");
+	call->method = method;
 	call->body = malloc(len + 1);
 	if (!call->url || (c->token && !call->token) || !call->content_type || !call->body) {
 		conn_call_free(call);
@@ -341,6 +347,16 @@ enum agent_answer agent_conn_post(struct agent_conn *c, const char *path,
 				  long timeout_ms, const struct agent_stop *stop,
 				  struct pg_http_response *resp, struct pg_err *err)
 {
+	return agent_conn_request(c, "POST", path, content_type, body, len, 0, timeout_ms, stop,
+				  resp, err);
+}
+
+enum agent_answer agent_conn_request(struct agent_conn *c, const char *method,
+				     const char *path, const char *content_type,
+				     const void *body, size_t len, size_t max_body,
+				     long timeout_ms, const struct agent_stop *stop,
+				     struct pg_http_response *resp, struct pg_err *err)
+{
 	struct conn_call *call;
 	enum agent_answer ans;
 	char detail[256];
@@ -350,7 +366,7 @@ enum agent_answer agent_conn_post(struct agent_conn *c, const char *path,
 	pg_http_response_release(resp);
 	resp->status = 0;
 	if (stop && stop->fn(stop->arg)) {
-		pg_err_set(err, PG_ETIMEOUT, "POST %s: not sent: stopping", path);
+		pg_err_set(err, PG_ETIMEOUT, "%s %s: not sent: stopping", method, path);
 		return AGENT_ANS_STOPPED;
 	}
 	if (!c->client) {
@@ -358,9 +374,11 @@ enum agent_answer agent_conn_post(struct agent_conn *c, const char *path,
 		if (!c->client)
 			return AGENT_ANS_RETRY;
 	}
-	call = conn_call_new(c, path, content_type, body, len, timeout_ms);
+	call = conn_call_new(c, method, path, content_type, body, len, timeout_ms);
+	if (call)
+		call->max_body = max_body;
 	if (!call) {
-		pg_err_set(err, PG_ENOMEM, "POST %s: out of memory", path);
+		pg_err_set(err, PG_ENOMEM, "%s %s: out of memory", method, path);
 		return AGENT_ANS_RETRY;
 	}
 	call->client = c->client;
@@ -369,7 +387,7 @@ enum agent_answer agent_conn_post(struct agent_conn *c, const char *path,
 		c->client = call->client;
 		call->client = NULL;
 		conn_call_free(call);
-		pg_err_prefix(err, "POST %s", path);
+		pg_err_prefix(err, "%s %s", method, path);
 		return AGENT_ANS_RETRY;
 	}
 	pthread_mutex_lock(&call->lock);
@@ -379,7 +397,7 @@ enum agent_answer agent_conn_post(struct agent_conn *c, const char *path,
 			atomic_fetch_add(&conn_abandoned_count, 1);
 			pthread_mutex_unlock(&call->lock);
 			pthread_detach(tid);
-			pg_err_set(err, PG_ETIMEOUT, "POST %s: abandoned: stopping", path);
+			pg_err_set(err, PG_ETIMEOUT, "%s %s: abandoned: stopping", method, path);
 			return AGENT_ANS_STOPPED;
 		}
 		conn_wait_slice(&ts);
@@ -399,7 +417,7 @@ enum agent_answer agent_conn_post(struct agent_conn *c, const char *path,
 	} else if (ans != AGENT_ANS_OK) {
 		conn_describe_body(&resp->body, detail, sizeof(detail));
 		pg_err_set(err, ans == AGENT_ANS_RETRY ? PG_EIO : PG_EINVAL,
-			   "POST %s: HTTP %ld%s%s", path, resp->status, detail[0] ? ": " : "",
+			   "%s %s: HTTP %ld%s%s", method, path, resp->status, detail[0] ? ": " : "",
 			   detail);
 	}
 	conn_call_free(call);

@@ -134,6 +134,17 @@ enum agent_answer agent_conn_post(struct agent_conn *c, const char *path,
 				  long timeout_ms, const struct agent_stop *stop,
 				  struct pg_http_response *resp, struct pg_err *err);
 
+/*
+ * The same for any method: method is a string literal ("GET", "POST");
+ * content_type may be NULL for a request without a body; max_body bounds
+ * the answer's body (0: lib/http.h's default).
+ */
+enum agent_answer agent_conn_request(struct agent_conn *c, const char *method,
+				     const char *path, const char *content_type,
+				     const void *body, size_t len, size_t max_body,
+				     long timeout_ms, const struct agent_stop *stop,
+				     struct pg_http_response *resp, struct pg_err *err);
+
 /* Helper threads of abandoned requests still running. */
 int agent_conn_abandoned(void);
 

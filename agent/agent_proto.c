@@ -212,3 +212,35 @@ enum agent_answer agent_proto_result(struct agent_conn *c, int64_t job_id, int64
 	cJSON_Delete(root);
 	return ans;
 }
+
+int agent_proto_mbox_path(const char *url, char *path, size_t size, struct pg_err *err)
+{
+	const char *p = url;
+	static const char prefix[] = "/api/v1/series/";
+
+	if (strncmp(p, "http://", 7) == 0 || strncmp(p, "https://", 8) == 0) {
+		p = strchr(p + (p[4] == 's' ? 8 : 7), '/');
+		if (!p)
+			p = "";
+	}
+	if (strncmp(p, prefix, sizeof(prefix) - 1) != 0 || strstr(p, "..") ||
+	    strcspn(p, " \t\r\n") != strlen(p))
+		return pg_err_set(err, PG_EINVAL, "mbox URL '%.128s' is not a series mbox of the "
+				  "controller (/api/v1/series/ID/mbox)", url);
+	if (strlen(p) >= size)
+		return pg_err_set(err, PG_EINVAL, "mbox URL '%.128s': too long", url);
+	memcpy(path, p, strlen(p) + 1);
+	return 0;
+}
+
+enum agent_answer agent_proto_mbox(struct agent_conn *c, const char *url, size_t max,
+				   long timeout_ms, const struct agent_stop *stop,
+				   struct pg_http_response *resp, struct pg_err *err)
+{
+	char path[PATH_LEN];
+
+	if (agent_proto_mbox_path(url, path, sizeof(path), err) < 0)
+		return AGENT_ANS_REFUSED;
+	return agent_conn_request(c, "GET", path, NULL, NULL, 0, max, timeout_ms, stop, resp,
+				  err);
+}

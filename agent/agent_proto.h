@@ -81,4 +81,20 @@ enum agent_answer agent_proto_result(struct agent_conn *c, int64_t job_id, int64
 				     size_t status_len, struct pg_http_response *resp,
 				     struct pg_err *err);
 
+/*
+ * GET a series mbox: url is the job's "mbox_url", an absolute URL (or an
+ * absolute path) whose path must start with "/api/v1/series/"; only its
+ * path is sent, to this connection's controller, so that an agent that
+ * reaches the controller by another name than its public URL still gets
+ * it.  The answer's body, at most max bytes, is left in resp->body.
+ * AGENT_ANS_REFUSED for a URL of another shape.
+ */
+enum agent_answer agent_proto_mbox(struct agent_conn *c, const char *url, size_t max,
+				   long timeout_ms, const struct agent_stop *stop,
+				   struct pg_http_response *resp, struct pg_err *err);
+
+/* The path part of an mbox URL as above, into path (size bytes); -1 with
+ * err when it has another shape.  Pure. */
+int agent_proto_mbox_path(const char *url, char *path, size_t size, struct pg_err *err);
+
 #endif

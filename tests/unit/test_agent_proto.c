@@ -317,6 +317,14 @@ static enum agent_answer call_log(struct agent_conn *conn, void *arg)
 			       &a->err);
 }
 
+static enum agent_answer call_mbox(struct agent_conn *conn, void *arg)
+{
+	struct call_args *a = arg;
+
+	return agent_proto_mbox(conn, "https://ci.example.org/api/v1/series/7/mbox", 64, 5000,
+				NULL, &a->resp, &a->err);
+}
+
 static enum agent_answer call_result(struct agent_conn *conn, void *arg)
 {
 	struct call_args *a = arg;
@@ -391,7 +399,37 @@ static void test_endpoints(void **state)
 			     sizeof(req), call_result, &a), AGENT_ANS_RETRY);
 	assert_string_equal(pg_buf_str(&a.resp.retry_after), "7");
 	assert_string_equal(a.err.msg, "POST /api/v1/jobs/12/result: HTTP 503: busy");
+
+	/* Mbox: only the URL's path goes to this controller, with the token;
+	 * the body is bounded. */
+	assert_int_equal(one("HTTP/1.1 200 OK\r\nContent-Type: application/mbox\r\n"
+			     "Connection: close\r\nContent-Length: 11\r\n\r\nFrom x\nabc\n",
+			     req, sizeof(req), call_mbox, &a), AGENT_ANS_OK);
+	assert_non_null(strstr(req, "GET /api/v1/series/7/mbox HTTP/1.1\r\n"));
+	assert_non_null(strstr(req, "\r\nAuthorization: Bearer tok-1\r\n"));
+	assert_null(strstr(req, "Content-Type"));
+	assert_string_equal(pg_buf_str(&a.resp.body), "From x\nabc\n");
+	assert_int_equal(one("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 100\r\n"
+			     "\r\n", req, sizeof(req), call_mbox, &a), AGENT_ANS_RETRY);
+	assert_int_equal(a.err.code, PG_ETOOBIG);
 	pg_http_response_release(&a.resp);
+
+	{
+		char path[64];
+		struct pg_err err = PG_ERR_INIT;
+
+		assert_int_equal(agent_proto_mbox_path("http://h:8080/api/v1/series/3/mbox", path,
+						       sizeof(path), &err), 0);
+		assert_string_equal(path, "/api/v1/series/3/mbox");
+		assert_int_equal(agent_proto_mbox_path("/api/v1/series/3/mbox", path,
+						       sizeof(path), &err), 0);
+		assert_int_equal(agent_proto_mbox_path("http://h/api/v1/jobs/3", path,
+						       sizeof(path), &err), -1);
+		assert_int_equal(agent_proto_mbox_path("http://h/api/v1/series/../x", path,
+						       sizeof(path), &err), -1);
+		assert_int_equal(agent_proto_mbox_path("http://h", path, sizeof(path), &err), -1);
+		assert_non_null(strstr(err.msg, "not a series mbox"));
+	}
 
 	assert_true(agent_stage_ok("run"));
 	assert_true(agent_stage_ok("patched-build_2.x"));
