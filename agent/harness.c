@@ -225,35 +225,45 @@ static size_t line_end_after(const struct src *x, size_t off)
 	return SIZE_MAX;
 }
 
-/* The inner text of a directive "#define NAME VALUE" with VALUE digits:
- * counts the directives that define NAME (any value) in *count and
- * returns the index of the last one. */
+/* Where NAME ends in the directive at token i when it is
+ * "#define NAME ..." (NAME not function-like); NULL otherwise. */
+static const char *define_name_end(const struct src *x, size_t i, const char *name)
+{
+	const char *p = x->s + x->t.v[i].off, *end = p + x->t.v[i].len;
+	size_t n = strlen(name);
+
+	if (x->t.v[i].kind != T_DIRECTIVE)
+		return NULL;
+	p++;	/* '#' */
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if ((size_t)(end - p) < 6 || memcmp(p, "define", 6) != 0)
+		return NULL;
+	p += 6;
+	if (p >= end || (*p != ' ' && *p != '\t'))
+		return NULL;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if ((size_t)(end - p) < n || memcmp(p, name, n) != 0)
+		return NULL;
+	p += n;
+	if (p < end && (is_ident_char(*p) || *p == '('))
+		return NULL;
+	return p;
+}
+
+/* Count the directives that #define NAME in *count; returns the index of
+ * the last one. */
 static size_t find_define(const struct src *x, const char *name, size_t *count)
 {
 	size_t found = SIZE_MAX;
 
 	*count = 0;
 	for (size_t i = 0; i < x->t.n; i++) {
-		const char *p = x->s + x->t.v[i].off, *end = p + x->t.v[i].len;
-		size_t n = strlen(name);
-
-		if (x->t.v[i].kind != T_DIRECTIVE)
-			continue;
-		p++;
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
-		if ((size_t)(end - p) < 6 || memcmp(p, "define", 6) != 0)
-			continue;
-		p += 6;
-		if (p >= end || (*p != ' ' && *p != '\t'))
-			continue;
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
-		if ((size_t)(end - p) < n || memcmp(p, name, n) != 0 ||
-		    (p + n < end && is_ident_char(p[n])) || (p + n < end && p[n] == '('))
-			continue;
-		(*count)++;
-		found = i;
+		if (define_name_end(x, i, name)) {
+			(*count)++;
+			found = i;
+		}
 	}
 	return found;
 }
@@ -262,14 +272,13 @@ static size_t find_define(const struct src *x, const char *name, size_t *count)
  * line is not exactly digits (and blanks). */
 static long define_value(const struct src *x, size_t i, const char *name)
 {
-	const char *p = x->s + x->t.v[i].off, *end = p + x->t.v[i].len;
+	const char *p = define_name_end(x, i, name);
+	const char *end = x->s + x->t.v[i].off + x->t.v[i].len;
 	long v = 0;
 	int digits = 0;
 
-	p = strstr(p, name);
-	if (!p || p >= end)
+	if (!p)
 		return -1;
-	p += strlen(name);
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	while (p < end && *p >= '0' && *p <= '9' && digits < 9) {

@@ -50,21 +50,28 @@
  * defined exactly once, its tables are exactly a known version's and its
  * body uses nothing but those tables, the globals n_get_bulk, n_put_bulk,
  * n_keep (and use_constant_values) and launch_cores(mp, cores);
- * test_mempool_perf(void) is defined once and its section block is
+ * test_mempool_perf(void) is defined once with section headers (21.11
+ * has a second, Windows, stub) and its section block is
  * exactly the four known headers, each followed by the calls for 1, 2 and
  * rte_lcore_count() cores, ending with rte_mempool_list_dump(stdout); and
  * launch_cores()'s result format strings are the known ones.  White space
  * and comments may differ.  Two layouts pass:
- *  - "22.03" (DPDK 22.03 to 24.07): bulk {1, 4, CACHE_LINE_BURST, 32},
- *    keep {32, 128, 512}, MAX_KEEP 512, constant_n replay, TIME_S 5.
- *    Verified on 22.11.11 (Debian's source, tests/harness/2211-*.in, and
- *    built and run: the demo subset prints its two lines and "Test OK"),
- *    on the REGISTER_PERF_TEST file of 23.11 and on a 24.07-era file
- *    (alignas(), __rte_cache_aligned struct) from DPDK's git history.
- *  - "21.11" (before 22.03): bulk {1, 4, 32}, keep {32, 128}, MAX_KEEP
- *    128, no constant_n (its result lines have none; the parser counts
- *    them as constant_n 0).  Verified on a 21.11-era file from a public
- *    mirror of DPDK's git history (not built here).
+ *  - "22.03": bulk {1, 4, CACHE_LINE_BURST, 32}, keep {32, 128, 512},
+ *    MAX_KEEP 512, constant_n replay, TIME_S 5 (DPDK 22.03 to 24.07).
+ *    Verified on: 22.11.11 (Debian's source, tests/harness/2211.in),
+ *    rewritten, built and run with the demo subset and a 32-line subset
+ *    (tests/harness/2211.*.run); 23.11's file (REGISTER_PERF_TEST) and a
+ *    file of DPDK's main from just before 24.11 (C11 alignas()), both
+ *    found in a code search index, both 22.11.11's text but for those
+ *    lines (tests/harness/2311.in and 2407.in are 2211.in so edited).
+ *    22.03 itself was not seen (it brought this layout, ed579e50c6).
+ *  - "21.11": bulk {1, 4, 32}, keep {32, 128}, MAX_KEEP 128, no
+ *    constant_n (its result lines have none; the parser counts them as
+ *    constant_n 0).  Verified on a 21.11-era file from a public mirror of
+ *    DPDK's history (ovsrobot/dpdk 05c2e29f; it also defines a Windows
+ *    stub of test_mempool_perf(), which is told apart by its having no
+ *    section headers): rewritten and read, not built.
+ *    tests/harness/2111.in is 2211.in taken back to that layout.
  * 24.11 and later (keep up to 32768, TIME_S 1, per-core-count tests) and
  * 25.07 and later (random-bulk rows, other headers) are NOT recognised:
  * their sources were not available to verify against, so the rewrite
@@ -75,7 +82,12 @@
  * Base and patched side.  A series may edit test_mempool_perf.c itself,
  * so one side can be recognised and the other not.  The caller must then
  * use the fallback on BOTH sides (or fail the job), never compare a
- * rewritten side with an unmodified one.
+ * rewritten side with an unmodified one.  What a series changes outside
+ * the three blocks (test_loop(), per_lcore_mempool_test(), launch_cores())
+ * is kept and measured.  Order of work in a worktree: check out and apply
+ * the series to the upstream file, then harness_apply_file(); undo it
+ * (harness_restore_file() or "git checkout -- FILE") before the next
+ * checkout or "git apply", which would otherwise meet the rewritten file.
  */
 
 #include <stdbool.h>
@@ -91,8 +103,9 @@
 #define HARNESS_MAX_SOURCE (1024 * 1024)	/* bytes of test_mempool_perf.c */
 /* Seconds a run of the rewritten test needs besides its result lines:
  * EAL start-up, creating and filling the three pools (--no-huge: first
- * touch of 4 KiB pages) and the final pool dump.  Measured 1-2 s on a
- * loaded 2-vCPU VM with 2 lcores; generous, since it feeds timeouts. */
+ * touch of 4 KiB pages) and the final pool dump.  Measured 0.5 s for
+ * 22.11.11 on a 2-vCPU VM (-l 0-1 --no-huge -m 1024); generous, since it
+ * feeds timeouts (hugepage setup on a big host takes longer). */
 #define HARNESS_SETUP_S 10
 #define HARNESS_MARK "perfgate-harness"
 
