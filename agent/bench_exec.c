@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/* One run of one benchmark: start it, drive it, stop it, parse it. */
+#include "bench_exec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "json.h"
+#include "log.h"
+#include "proc.h"
+#include "time.h"
+
+#define BENCH_MAX_ARGS 256
+#define BENCH_MAX_ENV 64
+#define BENCH_MAX_GATE 256
+#define BENCH_TEXT_MAX 4096
+/* What a run may print that is kept for parsing: the whole output of the
+ * longest mempool test (1400 lines in 24.11) is well under 1 MiB. */
+#define BENCH_TAIL_MAX (8 * 1024 * 1024)
+/* What goes to the log file per run: enough for any sane run, bounded
+ * against a benchmark that floods its output. */
+#define BENCH_LOG_MAX (32ULL * 1024 * 1024)
+
+static void free_strv(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+void bench_def_release(struct bench_def *d)
+{
+	free(d->name);
+	free(d->program);
+	free(d->parser);
+	free_strv(d->args);
+	free_strv(d->env);
+	free_strv(d->gate);
+	cJSON_Delete(d->subset_json);
+	memset(d, 0, sizeof(*d));
+}
+
+/* A string array of at most max items, each at most BENCH_TEXT_MAX bytes,
+ * into a NULL-terminated vector. */
+static int strv_from_json(const cJSON *arr, const char *field, size_t max, bool need_one,
+			  char ***out, struct pg_err *err)
+{
+	size_t n = (size_t)cJSON_GetArraySize(arr), i = 0;
+	const cJSON *it;
+	char **v;
+
+	if (n > max)
+		return pg_err_set(err, PG_EINVAL, "field '%s': %zu items, at most %zu", field, n,
+				  max);
+	if (need_one && !n)
+		return pg_err_set(err, PG_EINVAL, "field '%s': empty", field);
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return pg_err_set(err, PG_ENOMEM, "field '%s': out of memory", field);
+	cJSON_ArrayForEach(it, arr) {
+		if (!cJSON_IsString(it) || strlen(it->valuestring) > BENCH_TEXT_MAX) {
+			free_strv(v);
+			return pg_err_set(err, PG_EINVAL, "field '%s[%zu]': expected a string of at "
+					  "most %d bytes", field, i, BENCH_TEXT_MAX);
+		}
+		if (!(v[i++] = strdup(it->valuestring))) {
+			free_strv(v);
+			return pg_err_set(err, PG_ENOMEM, "field '%s': out of memory", field);
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+static bool env_name_ok(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+	       strlen(s);
+}
+
+/* A path below the build directory: relative, no "..", no empty parts. */
+static bool program_ok(const char *s)
+{
+	const char *p = s;
+
+	if (!*s || *s == '/' || strlen(s) > 256)
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.') || (n == 1 && p[0] == '.'))
+			return false;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return s[strlen(s) - 1] != '/';
+}
+
+static int def_env(const cJSON *env, struct bench_def *d, struct pg_err *err)
+{
+	size_t n = (size_t)cJSON_GetArraySize(env), i = 0;
+	const cJSON *it;
+
+	if (n > BENCH_MAX_ENV)
+		return pg_err_set(err, PG_EINVAL, "field 'env': %zu variables, at most %d", n,
+				  BENCH_MAX_ENV);
+	d->env = calloc(n + 1, sizeof(*d->env));
+	if (!d->env)
+		return pg_err_set(err, PG_ENOMEM, "field 'env': out of memory");
+	cJSON_ArrayForEach(it, env) {
+		struct pg_buf kv = PG_BUF_INIT(2 * BENCH_TEXT_MAX);
+
+		if (!env_name_ok(it->string) || strlen(it->string) > 128)
+			return pg_err_set(err, PG_EINVAL, "field 'env': bad variable name '%.64s'",
+					  it->string);
+		if (!cJSON_IsString(it) || strlen(it->valuestring) > BENCH_TEXT_MAX)
+			return pg_err_set(err, PG_EINVAL, "field 'env.%s': expected a string of at "
+					  "most %d bytes", it->string, BENCH_TEXT_MAX);
+		if (pg_buf_printf(&kv, "%s=%s", it->string, it->valuestring) < 0) {
+			pg_buf_release(&kv);
+			return pg_err_set(err, PG_ENOMEM, "field 'env': out of memory");
+		}
+		d->env[i++] = pg_buf_detach(&kv, NULL);
+	}
+	return 0;
+}
+
+int bench_def_from_json(const cJSON *o, struct bench_def *d, struct pg_err *err)
+{
+	const char *name = NULL, *program = NULL, *parser = NULL, *stdin_mode = "null";
+	const char *mode = NULL;
+	const cJSON *args = NULL, *env = NULL, *gate = NULL, *subset = NULL;
+	int64_t duration = 0, timeout = 0, stop_after = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (!cJSON_IsObject(o))
+		return pg_err_set(err, PG_EINVAL, "expected an object, got %s",
+				  pg_json_type_name(o));
+	if (pg_json_get_string(o, "name", true, &name, err) < 0 ||
+	    pg_json_get_string(o, "program", true, &program, err) < 0 ||
+	    pg_json_get_array(o, "args", true, &args, err) < 0 ||
+	    pg_json_get_object(o, "env", false, &env, err) < 0 ||
+	    pg_json_get_string(o, "stdin", false, &stdin_mode, err) < 0 ||
+	    pg_json_get_int(o, "duration_s", false, 1, 86400, &duration, err) < 0 ||
+	    pg_json_get_string(o, "parser", true, &parser, err) < 0 ||
+	    pg_json_get_array(o, "gate", true, &gate, err) < 0 ||
+	    pg_json_get_int(o, "timeout_s", true, 1, 86400, &timeout, err) < 0 ||
+	    pg_json_get_int(o, "stop_after_lines", false, 1, 1000000, &stop_after, err) < 0 ||
+	    pg_json_get_string(o, "mode", false, &mode, err) < 0 ||
+	    pg_json_get_object(o, "subset", false, &subset, err) < 0)
+		goto fail;
+	if (strlen(name) > 128 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					 "0123456789_.-") != strlen(name) || !*name) {
+		pg_err_set(err, PG_EINVAL, "field 'name': '%.64s' is not a benchmark name", name);
+		goto fail;
+	}
+	if (!program_ok(program)) {
+		pg_err_set(err, PG_EINVAL, "field 'program': '%.64s' is not a path inside the "
+			   "build directory", program);
+		goto fail;
+	}
+	if (strcmp(parser, "mempool_perf") != 0 && strcmp(parser, "testpmd") != 0) {
+		pg_err_set(err, PG_EINVAL, "field 'parser': unknown parser '%.64s'", parser);
+		goto fail;
+	}
+	if (strcmp(stdin_mode, "null") != 0 && strcmp(stdin_mode, "hold") != 0) {
+		pg_err_set(err, PG_EINVAL, "field 'stdin': '%.64s' is not null or hold", stdin_mode);
+		goto fail;
+	}
+	d->stdin_hold = strcmp(stdin_mode, "hold") == 0;
+	if (d->stdin_hold && !duration) {
+		pg_err_set(err, PG_EINVAL, "field 'duration_s': required with stdin 'hold'");
+		goto fail;
+	}
+	if (duration && duration >= timeout) {
+		pg_err_set(err, PG_EINVAL, "field 'duration_s': %lld is not less than timeout_s %lld",
+			   (long long)duration, (long long)timeout);
+		goto fail;
+	}
+	if (mode && strcmp(mode, "subset") != 0 && strcmp(mode, "full") != 0) {
+		pg_err_set(err, PG_EINVAL, "field 'mode': '%.64s' is not subset or full", mode);
+		goto fail;
+	}
+	d->subset = strcmp(parser, "mempool_perf") == 0 && (!mode || strcmp(mode, "subset") == 0);
+	if (d->subset && !subset) {
+		pg_err_set(err, PG_EINVAL, "field 'subset': required in mode subset");
+		goto fail;
+	}
+	if (subset && !(d->subset_json = cJSON_Duplicate(subset, true))) {
+		pg_err_set(err, PG_ENOMEM, "field 'subset': out of memory");
+		goto fail;
+	}
+	d->duration_s = (int)duration;
+	d->timeout_s = (int)timeout;
+	d->stop_after_lines = (int)stop_after;
+	if (!(d->name = strdup(name)) || !(d->program = strdup(program)) ||
+	    !(d->parser = strdup(parser))) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (strv_from_json(args, "args", BENCH_MAX_ARGS, false, &d->args, err) < 0 ||
+	    strv_from_json(gate, "gate", BENCH_MAX_GATE, true, &d->gate, err) < 0)
+		goto fail;
+	if (env) {
+		if (def_env(env, d, err) < 0)
+			goto fail;
+	} else if (!(d->env = calloc(1, sizeof(*d->env)))) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
+		goto fail;
+	}
+	return 0;
+fail:
+	pg_err_prefix(err, "benchmark%s%s", name ? " " : "", name ? name : "");
+	bench_def_release(d);
+	return -1;
+}
+
+int bench_expand_arg(const char *arg, const char *file_prefix, const char *build_dir,
+		     char **out, struct pg_err *err)
+{
+	struct pg_buf b = PG_BUF_INIT(2 * BENCH_TEXT_MAX + PATH_MAX);
+	const char *p = arg;
+	int rc = -1;
+
+	while (*p) {
+		const char *add = NULL;
+		size_t skip = 1;
+
+		if (p[0] == '{' && p[1] == '{') {
+			add = "{";
+			skip = 2;
+		} else if (p[0] == '}' && p[1] == '}') {
+			add = "}";
+			skip = 2;
+		} else if (strncmp(p, "{file_prefix}", 13) == 0) {
+			add = file_prefix;
+			skip = 13;
+		} else if (strncmp(p, "{build_dir}", 11) == 0) {
+			add = build_dir;
+			skip = 11;
+		} else if (*p == '{' || *p == '}') {
+			pg_err_set(err, PG_EINVAL, "argument '%.64s': unknown placeholder or lone "
+				   "brace at offset %zu", arg, (size_t)(p - arg));
+			goto out;
+		}
+		if (add ? pg_buf_adds(&b, add) < 0 : pg_buf_addch(&b, *p) < 0) {
+			pg_err_set(err, PG_ENOMEM, "argument '%.64s': too long", arg);
+			goto out;
+		}
+		p += skip;
+	}
+	if (pg_buf_addch(&b, '\0') < 0) {
+		pg_err_set(err, PG_ENOMEM, "argument '%.64s': too long", arg);
+		goto out;
+	}
+	*out = pg_buf_detach(&b, NULL);
+	rc = 0;
+out:
+	pg_buf_release(&b);
+	return rc;
+}
+
+/* The watch hook's state: what the output said and what was done. */
+struct bench_watch {
+	const struct bench_run_spec *s;
+	int stop_after;
+	uint64_t seen_bytes;
+	int64_t fwd_start_ms;
+	int64_t fwd_end_ms;
+	bool stdin_closed;
+	bool sigint_sent;
+	size_t lines_at_stop;
+};
+
+static void bench_watch(struct pg_proc *p, void *arg)
+{
+	struct bench_watch *w = arg;
+	const struct bench_def *d = w->s->def;
+	int64_t now = pg_time_mono_ms();
+	bool fresh = p->output_bytes != w->seen_bytes;
+	struct pg_err err = PG_ERR_INIT;
+
+	w->seen_bytes = p->output_bytes;
+	if (d->stdin_hold && !w->stdin_closed) {
+		if (!w->fwd_start_ms && fresh &&
+		    bench_testpmd_started(pg_buf_str(&p->tail), p->tail.len) >= 0)
+			w->fwd_start_ms = now;
+		if (w->fwd_start_ms && now - w->fwd_start_ms >= (int64_t)d->duration_s * 1000) {
+			pg_proc_close_stdin(p);
+			w->stdin_closed = true;
+			w->fwd_end_ms = now;
+		}
+	}
+	if (w->stop_after && !w->sigint_sent && fresh) {
+		size_t n = bench_mempool_count_results(pg_buf_str(&p->tail), p->tail.len);
+
+		if (n >= (size_t)w->stop_after) {
+			w->lines_at_stop = n;
+			w->sigint_sent = true;
+			if (pg_proc_signal(p, SIGINT, &err) < 0)
+				pg_log_warn("bench", "%s: %s", d->name, err.msg);
+		}
+	}
+}
+
+/* argv = wrap + build_dir/program + expanded args; env = def's + extra. */
+static int bench_argv(const struct bench_run_spec *s, char ***argv_out, char ***env_out,
+		      struct pg_err *err)
+{
+	const struct bench_def *d = s->def;
+	size_t nw = 0, na = 0, ne = 0, nx = 0, i = 0;
+	char **argv = NULL, **env = NULL;
+	struct pg_buf prog = PG_BUF_INIT(PATH_MAX);
+
+	while (s->wrap && s->wrap[nw])
+		nw++;
+	while (d->args[na])
+		na++;
+	while (d->env[ne])
+		ne++;
+	while (s->env_extra && s->env_extra[nx])
+		nx++;
+	argv = calloc(nw + na + 2, sizeof(*argv));
+	env = calloc(ne + nx + 1, sizeof(*env));
+	if (!argv || !env)
+		goto nomem;
+	for (size_t k = 0; k < nw; k++)
+		if (!(argv[i++] = strdup(s->wrap[k])))
+			goto nomem;
+	if (pg_buf_printf(&prog, "%s/%s", s->build_dir, d->program) < 0)
+		goto nomem;
+	argv[i++] = pg_buf_detach(&prog, NULL);
+	for (size_t k = 0; k < na; k++)
+		if (bench_expand_arg(d->args[k], s->file_prefix, s->build_dir, &argv[i++], err) < 0)
+			goto fail;
+	for (size_t k = 0; k < ne; k++)
+		if (!(env[k] = strdup(d->env[k])))
+			goto nomem;
+	for (size_t k = 0; k < nx; k++)
+		if (!(env[ne + k] = strdup(s->env_extra[k])))
+			goto nomem;
+	*argv_out = argv;
+	*env_out = env;
+	return 0;
+nomem:
+	pg_err_set(err, PG_ENOMEM, "out of memory");
+fail:
+	pg_buf_release(&prog);
+	free_strv(argv);
+	free_strv(env);
+	return -1;
+}
+
+static bool has_key(const struct bench_output *o, const char *key)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (strcmp(o->samples[i].key, key) == 0)
+			return true;
+	return false;
+}
+
+/* Decide ok and write the one-line detail. */
+static void bench_judge(const struct bench_run_spec *s, const struct pg_proc *p,
+			const struct bench_watch *w, struct bench_run_result *r)
+{
+	const struct bench_def *d = s->def;
+	const struct bench_output *o = &r->out;
+	char how[PG_PROC_DESC_MAX];
+	const char *why = NULL;
+	bool testpmd = strcmp(d->parser, "testpmd") == 0;
+
+	pg_proc_describe(p, how, sizeof(how));
+	if (p->cancelled) {
+		r->stopped = true;
+		why = "stopped: the job ended";
+	} else if (p->timed_out) {
+		why = "timed out";
+	} else if (o->test_failed) {
+		why = "the test reported failure";
+	} else if (!o->n) {
+		why = "no result in its output";
+	} else if (testpmd && !w->stdin_closed) {
+		why = "ended before its measured interval was over";
+	} else if (testpmd && !has_key(o, "fwd.rx_packets")) {
+		why = "no forward statistics in its output";
+	} else if (!(p->exited && p->exit_code == 0) && !w->sigint_sent) {
+		why = "did not exit cleanly";
+	}
+	r->ok = !why;
+	snprintf(r->detail, sizeof(r->detail), "%s: %s%s%s%s, %zu result%s%s%s%s%s",
+		 d->name, why ? why : "ok", why ? " (" : "", why ? how : "", why ? ")" : "",
+		 o->n, o->n == 1 ? "" : "s",
+		 w->sigint_sent ? ", stopped after " : "",
+		 w->sigint_sent ? "the requested result lines" : "",
+		 o->error ? "; first error: " : "", o->error ? o->error : "");
+}
+
+int bench_run_once(const struct bench_run_spec *s, struct bench_run_result *r,
+		   struct pg_err *err)
+{
+	const struct bench_def *d = s->def;
+	struct bench_watch w = { .s = s };
+	struct pg_proc p = PG_PROC_INIT;
+	char **argv = NULL, **env = NULL;
+	const char *tail;
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	w.stop_after = s->stop_after_lines ? s->stop_after_lines : d->stop_after_lines;
+	if (strcmp(d->parser, "mempool_perf") != 0)
+		w.stop_after = 0;
+	if (bench_argv(s, &argv, &env, err) < 0)
+		goto out;
+	p.argv = (const char *const *)argv;
+	p.env_set = (const char *const *)env;
+	p.dir = s->build_dir;
+	p.stdin_mode = d->stdin_hold ? PG_PROC_STDIN_PIPE : PG_PROC_STDIN_NULL;
+	p.output_path = s->log_path;
+	p.output_max = BENCH_LOG_MAX;
+	p.tail_max = BENCH_TAIL_MAX;
+	p.timeout_ms = (unsigned int)d->timeout_s * 1000U;
+	p.cancel_cb = s->stopped;
+	p.cancel_arg = s->arg;
+	p.watch_cb = bench_watch;
+	p.watch_arg = &w;
+	if (pg_proc_run(&p, err) < 0)
+		goto out;
+	r->duration_ms = p.duration_ms;
+	r->output_bytes = p.output_bytes;
+	if (w.fwd_start_ms && w.fwd_end_ms > w.fwd_start_ms)
+		r->fwd_seconds = (double)(w.fwd_end_ms - w.fwd_start_ms) / 1000.0;
+	tail = pg_buf_str(&p.tail);
+	if ((strcmp(d->parser, "testpmd") == 0 ?
+	     bench_parse_testpmd(tail, p.tail.len, r->fwd_seconds, &r->out, err) :
+	     bench_parse_mempool(tail, p.tail.len, &r->out, err)) < 0)
+		goto out;
+	bench_judge(s, &p, &w, r);
+	if (p.output_bytes > BENCH_TAIL_MAX) {
+		size_t l = strlen(r->detail);
+
+		snprintf(r->detail + l, sizeof(r->detail) - l, " (only the last %d MiB of %llu "
+			 "bytes of output parsed)", BENCH_TAIL_MAX >> 20,
+			 (unsigned long long)p.output_bytes);
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		pg_err_prefix(err, "benchmark %s", d->name);
+	pg_proc_release(&p);
+	free_strv(argv);
+	free_strv(env);
+	return rc;
+}
+
+void bench_run_result_release(struct bench_run_result *r)
+{
+	bench_output_release(&r->out);
+}
