@@ -596,6 +596,60 @@ static void test_broken_diff(void **state)
 	pg_buf_release(&mail);
 }
 
+/* A last line without a newline, changed by a patch that needs an offset:
+ * the "\\ No newline at end of file" markers must be honoured on both
+ * sides, and the hunk (no trailing context) must match at the end. */
+static void test_offset_no_newline_at_eof(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_apply_result res;
+	struct pg_err err = PG_ERR_INIT;
+	const char *base = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj";
+	git_oid b, c, d;
+	char *mail, *mail2;
+
+	gfx_checkout(f->repo, &f->a);
+	{
+		const char *files[] = { "h.txt", base, NULL };
+
+		gfx_commit(f->repo, files, "h\n", "Ada", "ada@example.org", T0, 0, &b);
+	}
+	{
+		const char *files[] = { "h.txt", "a\nb\nc\nd\ne\nf\ng\nh\ni\nJ", NULL };
+
+		gfx_commit(f->repo, files, "h: capital J\n", "Ada", "ada@example.org", T0, 0, &c);
+	}
+	mail = gfx_email(f->repo, &c);
+	assert_non_null(strstr(mail, "\\ No newline at end of file"));
+	gfx_checkout(f->repo, &b);
+	{
+		const char *files[] = { "h.txt", "a\nb\nc\nd\ne\nf\ng\nh\ni\nJ\n", NULL };
+
+		gfx_commit(f->repo, files, "h: end with a newline\n", "Ada", "ada@example.org", T0, 0,
+			   &d);
+	}
+	mail2 = gfx_email(f->repo, &d);
+	{
+		const char *files[] = { "h.txt", "top 1\ntop 2\na\nb\nc\nd\ne\nf\ng\nh\ni\nj", NULL };
+
+		gfx_checkout(f->repo, &b);
+		gfx_commit(f->repo, files, "h: two lines on top\n", "Up", "up@example.org", T0, 0, &c);
+	}
+	assert_int_equal(apply(f, mail, &res, &err), 0);
+	assert_int_equal(res.patches[0].method, PG_APPLY_OFFSET);
+	assert_int_equal(res.patches[0].offset, 2);
+	gfx_assert_file(f->dir, "h.txt", "top 1\ntop 2\na\nb\nc\nd\ne\nf\ng\nh\ni\nJ");
+	pg_apply_result_release(&res);
+
+	gfx_checkout(f->repo, &c);
+	assert_int_equal(apply(f, mail2, &res, &err), 0);
+	assert_int_equal(res.patches[0].method, PG_APPLY_OFFSET);
+	gfx_assert_file(f->dir, "h.txt", "top 1\ntop 2\na\nb\nc\nd\ne\nf\ng\nh\ni\nJ\n");
+	pg_apply_result_release(&res);
+	free(mail);
+	free(mail2);
+}
+
 static void test_method_names(void **state)
 {
 	(void)state;
@@ -623,6 +677,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_untouched_mtimes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_patch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_diff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offset_no_newline_at_eof, setup, teardown),
 		cmocka_unit_test(test_method_names),
 	};
 
