@@ -85,9 +85,10 @@ struct pg_apply_patch {
 };
 
 /*
- * The outcome of pg_apply_mbox().  Zero it (or use PG_APPLY_RESULT_INIT)
- * before the call; release with pg_apply_result_release().  Every char *
- * is NULL or a NUL-terminated string owned by the struct.
+ * The outcome of pg_apply_mbox(), which overwrites it whole (release an
+ * earlier result first); release with pg_apply_result_release(), whatever
+ * pg_apply_mbox() returned.  Every char * is NULL or a NUL-terminated
+ * string owned by the struct.
  */
 struct pg_apply_result {
 	size_t n_patches;		/* patch mails in the mbox */
