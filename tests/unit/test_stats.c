@@ -423,7 +423,7 @@ static void test_hl_order_statistics(void **state)
 		int kind = round % 3;
 
 		assert_non_null(d);
-		for (size_t i = 0; i < 40; i++) {
+		for (size_t i = 0; i < nx + ny; i++) {
 			double a = (double)(next_u64() % 2001) - 1000.0;
 
 			if (kind == 1)
@@ -432,7 +432,7 @@ static void test_hl_order_statistics(void **state)
 				a = (double)(next_u64() % 5);	/* many ties */
 			if (i < nx)
 				x[i] = a;
-			else if (i - nx < ny)
+			else
 				y[i - nx] = a + 3;
 		}
 		for (size_t i = 0; i < nx; i++)
