@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Verdicts per key, job and context: see verdict.h for the rules.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stats.h"
+#include "text.h"
+#include "verdict.h"
+
+/* How much of a name a description or a table keeps (see elide()). */
+#define KEY_MAX 60
+#define NAME_MAX_SHOWN 32
+#define HOST_MAX_SHOWN 40
+#define TABLE_KEY_MAX 64
+
+void verdict_params_from_context(const struct profile_context *ctx, struct verdict_params *p)
+{
+	p->threshold_pct = ctx->threshold_pct;
+	p->alpha = ctx->alpha;
+	p->noise_limit_pct = ctx->noise_limit_pct;
+}
+
+const char *verdict_class_name(enum verdict_class c)
+{
+	switch (c) {
+	case VERDICT_NO_CHANGE: return "no-change";
+	case VERDICT_IMPROVEMENT: return "improvement";
+	case VERDICT_REGRESSION: return "regression";
+	case VERDICT_INCONCLUSIVE: return "inconclusive";
+	case VERDICT_NOISY: return "noisy";
+	case VERDICT_MISSING: return "missing";
+	}
+	return "?";
+}
+
+const char *verdict_state_name(enum verdict_state s)
+{
+	switch (s) {
+	case VERDICT_SUCCESS: return "success";
+	case VERDICT_WARNING: return "warning";
+	case VERDICT_PENDING: return "pending";
+	case VERDICT_FAIL: return "fail";
+	}
+	return "?";
+}
+
+const char *verdict_why_name(enum verdict_why w)
+{
+	switch (w) {
+	case VERDICT_WHY_PASS: return "pass";
+	case VERDICT_WHY_NO_GATED_KEY: return "no-gated-key";
+	case VERDICT_WHY_MISSING: return "missing";
+	case VERDICT_WHY_INCONCLUSIVE: return "inconclusive";
+	case VERDICT_WHY_NOISY: return "noisy";
+	case VERDICT_WHY_BENCH_FAILURE: return "bench-failure";
+	case VERDICT_WHY_BASE_BUILD: return "base-build-failure";
+	case VERDICT_WHY_INFRA: return "infra-error";
+	case VERDICT_WHY_APPLY: return "apply-failure";
+	case VERDICT_WHY_MORE_REPETITIONS: return "more-repetitions";
+	case VERDICT_WHY_PATCHED_CRASH: return "patched-crash";
+	case VERDICT_WHY_REGRESSION: return "regression";
+	case VERDICT_WHY_BUILD: return "build-failure";
+	}
+	return "?";
+}
+
+static int check_params(const struct verdict_params *p, struct pg_err *err)
+{
+	if (!p)
+		return pg_err_set(err, PG_EINVAL, "verdict: no parameters");
+	if (!(p->threshold_pct > 0 && p->threshold_pct <= 100))
+		return pg_err_set(err, PG_EINVAL, "verdict: threshold_pct %g is out of range (0, 100]",
+				  p->threshold_pct);
+	if (!(p->alpha > 0 && p->alpha <= 0.5))
+		return pg_err_set(err, PG_EINVAL, "verdict: alpha %g is out of range (0, 0.5]",
+				  p->alpha);
+	if (!(p->noise_limit_pct > 0 && p->noise_limit_pct <= 100))
+		return pg_err_set(err, PG_EINVAL,
+				  "verdict: noise_limit_pct %g is out of range (0, 100]",
+				  p->noise_limit_pct);
+	return 0;
+}
+
+/* Format into a fixed buffer.  Every text here is bounded by construction
+ * (names are elided first); should one still not fit, it is cut, which is
+ * what a fixed Patchwork field would do anyway. */
+static void put(char *b, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void put(char *b, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(b, len, fmt, ap) < 0 && len > 0)
+		b[0] = '\0';
+	va_end(ap);
+}
+
+/* 100 * v / |base| with verdict.h's convention for a base of 0. */
+static double rel_pct(double v, double base)
+{
+	if (base != 0)
+		return 100 * v / fabs(base);
+	return v == 0 ? 0 : copysign(INFINITY, v);
+}
+
+/* Short number forms for reasons and descriptions. */
+static const char *fmt_pct(char *b, size_t len, double v)
+{
+	put(b, len, "%+.1f%%", v);
+	return b;
+}
+
+static const char *fmt_p(char *b, size_t len, double p)
+{
+	put(b, len, "%.2g", p);
+	return b;
+}
+
+/* Copy s into out[outlen], at most max bytes of it: a longer s keeps its
+ * head and tail around "..." (the tail names the variant: "get32.put32"),
+ * cut on UTF-8 boundaries.  max >= 5 and outlen > max. */
+static void elide(const char *s, size_t max, char *out, size_t outlen)
+{
+	size_t len = strlen(s), head, tail;
+
+	if (len <= max) {
+		put(out, outlen, "%s", s);
+		return;
+	}
+	head = pg_utf8_cut(s, (max - 3) / 2);
+	tail = max - 3 - (max - 3) / 2;
+	/* a tail that starts inside a UTF-8 sequence starts after it */
+	while (tail > 0 && ((unsigned char)s[len - tail] & 0xc0) == 0x80)
+		tail--;
+	put(out, outlen, "%.*s...%s", (int)head, s, s + len - tail);
+}
+
+static void classify(const struct verdict_params *pm, struct verdict_key *k)
+{
+	char e[32], p[32], t[32];
+	double thr = pm->threshold_pct;
+
+	if (k->n_base == 0 || k->n_patched == 0) {
+		k->cls = VERDICT_MISSING;
+		put(k->reason, sizeof(k->reason), "no samples on %s",
+		    k->n_base == 0 && k->n_patched == 0 ? "either side" :
+		    k->n_base == 0 ? "the base side" : "the patched side");
+		return;
+	}
+	if (k->base_cv_pct > pm->noise_limit_pct) {
+		k->cls = VERDICT_NOISY;
+		put(k->reason, sizeof(k->reason), "base CV %.1f%% > noise limit %g%%",
+		    k->base_cv_pct, pm->noise_limit_pct);
+		return;
+	}
+	fmt_pct(e, sizeof(e), k->effect_pct);
+	fmt_p(p, sizeof(p), k->p);
+	if (fabs(k->effect_pct) <= thr) {
+		k->cls = VERDICT_NO_CHANGE;
+		put(k->reason, sizeof(k->reason), "%s within %g%% (p=%s)", e, thr, p);
+		return;
+	}
+	put(t, sizeof(t), "%+g%%", k->effect_pct < 0 ? -thr : thr);
+	if (k->p < pm->alpha) {
+		bool worse = k->effect_pct < 0;
+
+		/* The medians and the shift of all pairs must agree on the
+		 * direction; a disagreement means the sides overlap in a way
+		 * no single number describes. */
+		if (worse ? k->hl_effect_pct < 0 : k->hl_effect_pct > 0) {
+			k->cls = worse ? VERDICT_REGRESSION : VERDICT_IMPROVEMENT;
+			put(k->reason, sizeof(k->reason), "%s beyond %s and p=%s < %g", e, t,
+			    p, pm->alpha);
+			return;
+		}
+		k->cls = VERDICT_INCONCLUSIVE;
+		put(k->reason, sizeof(k->reason),
+		    "%s beyond %s, p=%s < %g, but the Hodges-Lehmann shift is %+.1f%%", e,
+		    t, p, pm->alpha, k->hl_effect_pct);
+		return;
+	}
+	k->cls = VERDICT_INCONCLUSIVE;
+	if (k->p_min >= pm->alpha) {
+		char pmin[32];
+
+		put(k->reason, sizeof(k->reason),
+		    "%s beyond %s but p=%s >= %g: %zu+%zu runs cannot reach p < %g "
+		    "(smallest p %s)", e, t, p, pm->alpha, k->n_base, k->n_patched,
+		    pm->alpha, fmt_p(pmin, sizeof(pmin), k->p_min));
+	} else {
+		put(k->reason, sizeof(k->reason), "%s beyond %s but p=%s >= %g", e, t, p,
+		    pm->alpha);
+	}
+}
+
+int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_params *params,
+		     struct verdict_key *out, struct pg_err *err)
+{
+	struct stats_mw mw;
+	struct stats_hl hl;
+	double cv, lo, hi;
+
+	memset(out, 0, sizeof(*out));
+	out->base_median = out->patched_median = out->delta = NAN;
+	out->change_pct = out->effect_pct = out->p = out->p_min = NAN;
+	out->hl_effect_pct = out->hl_lo_pct = out->hl_hi_pct = out->hl_conf = NAN;
+	out->base_cv_pct = out->patched_cv_pct = NAN;
+	if (!in->benchmark || !in->key)
+		return pg_err_set(err, PG_EINVAL, "verdict: a key without a name");
+	if ((in->n_base > 0 && !in->base) || (in->n_patched > 0 && !in->patched))
+		return pg_err_set(err, PG_EINVAL, "verdict for %s %s: samples without an array",
+				  in->benchmark, in->key);
+	out->benchmark = in->benchmark;
+	out->key = in->key;
+	out->gated = in->gated;
+	out->higher_is_better = in->higher_is_better;
+	out->n_base = in->n_base;
+	out->n_patched = in->n_patched;
+	if (check_params(params, err) < 0)
+		goto fail;
+	if (stats_median(in->base, in->n_base, &out->base_median, err) < 0 ||
+	    stats_median(in->patched, in->n_patched, &out->patched_median, err) < 0 ||
+	    stats_cv_robust(in->base, in->n_base, &cv, err) < 0)
+		goto fail;
+	out->base_cv_pct = 100 * cv;
+	if (stats_cv_robust(in->patched, in->n_patched, &cv, err) < 0)
+		goto fail;
+	out->patched_cv_pct = 100 * cv;
+	if (stats_mann_whitney(in->patched, in->n_patched, in->base, in->n_base, &mw, err) < 0 ||
+	    stats_hodges_lehmann(in->patched, in->n_patched, in->base, in->n_base,
+				 1 - params->alpha, &hl, err) < 0)
+		goto fail;
+	if (in->n_base > 0 && in->n_patched > 0) {
+		double sign = in->higher_is_better ? 1 : -1;
+
+		out->delta = out->patched_median - out->base_median;
+		out->change_pct = rel_pct(out->delta, out->base_median);
+		out->effect_pct = sign * out->change_pct;
+		out->p = mw.p;
+		out->p_exact = mw.exact;
+		out->p_min = stats_mw_min_p(in->n_patched, in->n_base);
+		out->hl_effect_pct = sign * rel_pct(hl.shift, out->base_median);
+		lo = sign * rel_pct(hl.lo, out->base_median);
+		hi = sign * rel_pct(hl.hi, out->base_median);
+		out->hl_lo_pct = lo < hi ? lo : hi;
+		out->hl_hi_pct = lo < hi ? hi : lo;
+		out->hl_conf = hl.conf;
+	}
+	classify(params, out);
+	return 0;
+fail:
+	pg_err_prefix(err, "verdict for %s %s", in->benchmark, in->key);
+	return -1;
+}
+
+/* ---- jobs ---- */
+
+static const struct {
+	const char *name;
+	enum verdict_state state;
+	enum verdict_why why;		/* PASS: decided by the keys */
+} outcomes[] = {
+	{ "ok", VERDICT_SUCCESS, VERDICT_WHY_PASS },
+	{ "bench-failure", VERDICT_SUCCESS, VERDICT_WHY_PASS },
+	{ "apply-failure", VERDICT_WARNING, VERDICT_WHY_APPLY },
+	{ "base-build-failure", VERDICT_WARNING, VERDICT_WHY_BASE_BUILD },
+	{ "patched-build-failure", VERDICT_FAIL, VERDICT_WHY_BUILD },
+	{ "infra-error", VERDICT_WARNING, VERDICT_WHY_INFRA },
+};
+
+/* How bad a key is for its job's `why`, larger is worse: the noisiest
+ * base for noise, else the lowest effect. */
+static double badness(enum verdict_why why, const struct verdict_key *k)
+{
+	if (!k)
+		return -INFINITY;
+	if (why == VERDICT_WHY_NOISY)
+		return k->base_cv_pct;
+	return isnan(k->effect_pct) ? -INFINITY : -k->effect_pct;
+}
+
+/* The worst gated key of class cls (for INCONCLUSIVE only worse-direction
+ * ones when worse_only), or NULL. */
+static const struct verdict_key *worst_of(const struct verdict_job_in *in, enum verdict_why why,
+					  int cls, bool worse_only)
+{
+	const struct verdict_key *w = NULL;
+
+	for (size_t i = 0; i < in->n_keys; i++) {
+		const struct verdict_key *k = &in->keys[i];
+
+		if (!k->gated || (cls >= 0 && k->cls != (enum verdict_class)cls))
+			continue;
+		if (worse_only && !(k->effect_pct < 0))
+			continue;
+		if (!w || badness(why, k) > badness(why, w))
+			w = k;
+	}
+	return w;
+}
+
+/* The first gated key missing on the patched side only (patched=true) or
+ * on the base side (patched=false, either with or without patched ones). */
+static const struct verdict_key *missing_on(const struct verdict_job_in *in, bool patched)
+{
+	for (size_t i = 0; i < in->n_keys; i++) {
+		const struct verdict_key *k = &in->keys[i];
+
+		if (!k->gated || k->cls != VERDICT_MISSING)
+			continue;
+		if (patched ? k->n_base > 0 && k->n_patched == 0 : k->n_base == 0)
+			return k;
+	}
+	return NULL;
+}
+
+static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
+{
+	char key[KEY_MAX + 1], mode[NAME_MAX_SHOWN + 1], host[HOST_MAX_SHOWN + 1];
+	char bench[NAME_MAX_SHOWN + 1], e[32], p[32];
+	const struct verdict_key *w = j->worst;
+	char *s = j->summary;
+	size_t len = sizeof(j->summary);
+
+	elide(in->build_mode, NAME_MAX_SHOWN, mode, sizeof(mode));
+	elide(in->host, HOST_MAX_SHOWN, host, sizeof(host));
+	elide(w ? w->key : "", KEY_MAX, key, sizeof(key));
+	elide(w ? w->benchmark : "benchmark", NAME_MAX_SHOWN, bench, sizeof(bench));
+	fmt_pct(e, sizeof(e), w ? w->change_pct : NAN);
+	fmt_p(p, sizeof(p), w ? w->p : NAN);
+
+	switch (j->why) {
+	case VERDICT_WHY_PASS:
+		put(s, len, "worst: %s %s on %s", key, e, mode);
+		break;
+	case VERDICT_WHY_NO_GATED_KEY:
+		put(s, len, "no gated result to compare on %s", mode);
+		break;
+	case VERDICT_WHY_MISSING:
+		put(s, len, "%s missing on the patched side on %s", key, mode);
+		break;
+	case VERDICT_WHY_INCONCLUSIVE:
+		put(s, len, "inconclusive %s: %s (p=%s, %d runs) on %s", key, e, p,
+		    in->repetitions, mode);
+		break;
+	case VERDICT_WHY_NOISY:
+		put(s, len, "noisy host %s (base CV %.1f%% > %g%%)", host,
+		    w ? w->base_cv_pct : NAN, in->params->noise_limit_pct);
+		break;
+	case VERDICT_WHY_BENCH_FAILURE:
+		if (!w)
+			put(s, len, "benchmark failed on both sides on %s", mode);
+		else if (w->cls == VERDICT_MISSING)
+			put(s, len, "%s failed on the %s on %s", bench,
+			    w->n_patched == 0 ? "both sides" : "base side", mode);
+		else
+			put(s, len, "%s failed in some runs on %s", bench, mode);
+		break;
+	case VERDICT_WHY_BASE_BUILD:
+		put(s, len, "base build failure on %s", mode);
+		break;
+	case VERDICT_WHY_INFRA:
+		put(s, len, "infrastructure error on %s (host %s)", mode, host);
+		break;
+	case VERDICT_WHY_APPLY:
+		put(s, len, "apply patch failure");
+		break;
+	case VERDICT_WHY_MORE_REPETITIONS:
+		put(s, len, "%s: %s (p=%s, %d runs) on %s, %d more runs", key, e, p,
+		    in->repetitions, mode, j->more_repetitions);
+		break;
+	case VERDICT_WHY_PATCHED_CRASH:
+		put(s, len, "%s failed on the patched side on %s", bench, mode);
+		break;
+	case VERDICT_WHY_REGRESSION:
+		put(s, len, "%s: %s (p=%s) on %s", key, e, p, mode);
+		break;
+	case VERDICT_WHY_BUILD:
+		put(s, len, "build failure on %s", mode);
+		break;
+	}
+}
+
+static void set_why(struct verdict_job *j, enum verdict_state st, enum verdict_why why,
+		    const struct verdict_key *worst)
+{
+	j->state = st;
+	j->why = why;
+	j->worst = worst;
+}
+
+/* The state from the gated keys, for outcomes ok and bench-failure. */
+static void judge_keys(const struct verdict_job_in *in, bool bench_failed, struct verdict_job *j)
+{
+	const struct verdict_key *k;
+
+	if ((k = worst_of(in, VERDICT_WHY_REGRESSION, VERDICT_REGRESSION, false))) {
+		set_why(j, VERDICT_FAIL, VERDICT_WHY_REGRESSION, k);
+		return;
+	}
+	if (bench_failed && (k = missing_on(in, true))) {
+		set_why(j, VERDICT_FAIL, VERDICT_WHY_PATCHED_CRASH, k);
+		return;
+	}
+	k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, true);
+	if (k && in->repetitions < in->max_repetitions) {
+		int more = in->repetitions;
+
+		if (more > in->max_repetitions - in->repetitions)
+			more = in->max_repetitions - in->repetitions;
+		j->more_repetitions = more > 0 ? more : 1;
+		set_why(j, VERDICT_PENDING, VERDICT_WHY_MORE_REPETITIONS, k);
+		return;
+	}
+	if (bench_failed) {
+		/* which side failed: a gated key without base samples, else
+		 * any key (the failure hit some runs only), else none at all */
+		const struct verdict_key *m = missing_on(in, false);
+
+		set_why(j, VERDICT_WARNING, VERDICT_WHY_BENCH_FAILURE,
+			m ? m : in->n_keys ? &in->keys[0] : NULL);
+		return;
+	}
+	if ((k = worst_of(in, VERDICT_WHY_NOISY, VERDICT_NOISY, false))) {
+		set_why(j, VERDICT_WARNING, VERDICT_WHY_NOISY, k);
+		return;
+	}
+	if ((k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, true))) {
+		set_why(j, VERDICT_WARNING, VERDICT_WHY_INCONCLUSIVE, k);
+		return;
+	}
+	/* A gated key the patched side no longer produces deserves a look;
+	 * one only the patched side produces (the series adds a test case)
+	 * has nothing to be compared with and is only reported. */
+	if ((k = missing_on(in, true))) {
+		set_why(j, VERDICT_WARNING, VERDICT_WHY_MISSING, k);
+		return;
+	}
+	k = worst_of(in, VERDICT_WHY_PASS, -1, false);
+	if (!k || isnan(k->effect_pct)) {
+		set_why(j, VERDICT_WARNING, VERDICT_WHY_NO_GATED_KEY, NULL);
+		return;
+	}
+	set_why(j, VERDICT_SUCCESS, VERDICT_WHY_PASS, k);
+}
+
+int verdict_job_eval(const struct verdict_job_in *in, struct verdict_job *out,
+		     struct pg_err *err)
+{
+	size_t o;
+
+	memset(out, 0, sizeof(*out));
+	out->in = in;
+	if (!in->build_mode || !in->host || !in->outcome)
+		return pg_err_set(err, PG_EINVAL, "verdict: a job without build mode, host or outcome");
+	if (in->repetitions < 0 || in->max_repetitions < 0)
+		return pg_err_set(err, PG_EINVAL, "verdict: negative repetitions on %s",
+				  in->build_mode);
+	if (in->n_keys > 0 && !in->keys)
+		return pg_err_set(err, PG_EINVAL, "verdict: %zu keys and no array", in->n_keys);
+	if (check_params(in->params, err) < 0)
+		return -1;
+	for (o = 0; o < sizeof(outcomes) / sizeof(outcomes[0]); o++)
+		if (strcmp(in->outcome, outcomes[o].name) == 0)
+			break;
+	if (o == sizeof(outcomes) / sizeof(outcomes[0]))
+		return pg_err_set(err, PG_EINVAL, "verdict: unknown outcome '%s' on %s",
+				  in->outcome, in->build_mode);
+
+	for (size_t i = 0; i < in->n_keys; i++) {
+		const struct verdict_key *k = &in->keys[i];
+
+		if (!k->gated)
+			continue;
+		out->n_gated++;
+		out->n_regressions += k->cls == VERDICT_REGRESSION;
+		out->n_improvements += k->cls == VERDICT_IMPROVEMENT;
+		out->n_inconclusive += k->cls == VERDICT_INCONCLUSIVE;
+		out->n_noisy += k->cls == VERDICT_NOISY;
+		out->n_missing += k->cls == VERDICT_MISSING;
+	}
+	if (outcomes[o].why != VERDICT_WHY_PASS)
+		set_why(out, outcomes[o].state, outcomes[o].why, NULL);
+	else
+		judge_keys(in, strcmp(in->outcome, "bench-failure") == 0, out);
+	summarize(in, out);
+	return 0;
+}
+
+/* ---- contexts ---- */
+
+int verdict_context_eval(const struct verdict_job *jobs, size_t n,
+			 struct verdict_context *out, struct pg_err *err)
+{
+	const struct verdict_job *d = NULL;
+	const char *prefix;
+
+	memset(out, 0, sizeof(*out));
+	if (n == 0 || !jobs)
+		return pg_err_set(err, PG_EINVAL, "verdict: a context without jobs");
+	for (size_t i = 0; i < n; i++) {
+		const struct verdict_job *j = &jobs[i];
+
+		if (!d || j->why > d->why ||
+		    (j->why == d->why && badness(j->why, j->worst) > badness(d->why, d->worst)))
+			d = j;
+	}
+	out->state = d->state;
+	out->why = d->why;
+	out->job = d;
+	/* DPDK's fixed phrases for what is not a measurement */
+	if (d->why == VERDICT_WHY_APPLY) {
+		put(out->description, sizeof(out->description), "apply patch failure");
+		return 0;
+	}
+	if (d->why == VERDICT_WHY_BUILD) {
+		put(out->description, sizeof(out->description), "build failure");
+		return 0;
+	}
+	if (d->state == VERDICT_SUCCESS) {
+		put(out->description, sizeof(out->description),
+		    "Performance Testing PASS (%s)", d->summary);
+		return 0;
+	}
+	prefix = d->state == VERDICT_FAIL ? "FAIL" :
+		 d->state == VERDICT_PENDING ? "PENDING" : "WARNING";
+	put(out->description, sizeof(out->description), "Performance Testing %s: %s",
+	    prefix, d->summary);
+	return 0;
+}
+
+/* ---- the table ---- */
+
+static const char *fmt_num(char *b, size_t len, double v)
+{
+	if (isnan(v))
+		put(b, len, "-");
+	else if (fabs(v) >= 1000 && fabs(v) < 1e12)
+		put(b, len, "%.0f", v);
+	else
+		put(b, len, "%.4g", v);
+	return b;
+}
+
+struct row {
+	char bench[NAME_MAX_SHOWN + 1], key[TABLE_KEY_MAX + 2], runs[48];
+	char base[32], patched[32], delta[32], change[32], p[32], verdict[32];
+};
+
+static void make_row(const struct verdict_key *k, struct row *r)
+{
+	char key[TABLE_KEY_MAX + 1];
+
+	elide(k->benchmark, NAME_MAX_SHOWN, r->bench, sizeof(r->bench));
+	elide(k->key, TABLE_KEY_MAX, key, sizeof(key));
+	put(r->key, sizeof(r->key), "%s%s", key, k->higher_is_better ? "" : "*");
+	put(r->runs, sizeof(r->runs), "%zu/%zu", k->n_base, k->n_patched);
+	fmt_num(r->base, sizeof(r->base), k->base_median);
+	fmt_num(r->patched, sizeof(r->patched), k->patched_median);
+	fmt_num(r->delta, sizeof(r->delta), k->delta);
+	if (isnan(k->change_pct))
+		put(r->change, sizeof(r->change), "-");
+	else
+		fmt_pct(r->change, sizeof(r->change), k->change_pct);
+	if (isnan(k->p))
+		put(r->p, sizeof(r->p), "-");
+	else
+		fmt_p(r->p, sizeof(r->p), k->p);
+	put(r->verdict, sizeof(r->verdict), k->gated ? "%s" : "(%s)",
+	    verdict_class_name(k->cls));
+}
+
+static void widen(int *w, const char *s)
+{
+	int len = (int)strlen(s);
+
+	if (len > *w)
+		*w = len;
+}
+
+int verdict_table_text(struct pg_buf *out, const struct verdict_key *keys, size_t n,
+		       struct pg_err *err)
+{
+	static const char *const head[] = { "benchmark", "key", "runs", "base", "patched",
+					    "delta", "change", "p", "verdict" };
+	int w[9];
+	bool lower = false, ungated = false;
+	struct row r;
+	int rc = 0;
+
+	for (int c = 0; c < 9; c++)
+		w[c] = (int)strlen(head[c]);
+	for (size_t i = 0; i < n; i++) {
+		make_row(&keys[i], &r);
+		widen(&w[0], r.bench);
+		widen(&w[1], r.key);
+		widen(&w[2], r.runs);
+		widen(&w[3], r.base);
+		widen(&w[4], r.patched);
+		widen(&w[5], r.delta);
+		widen(&w[6], r.change);
+		widen(&w[7], r.p);
+		lower |= !keys[i].higher_is_better;
+		ungated |= !keys[i].gated;
+	}
+	rc |= pg_buf_printf(out, "%-*s  %-*s  %-*s  %*s  %*s  %*s  %*s  %*s  %s\n", w[0], head[0],
+			    w[1], head[1], w[2], head[2], w[3], head[3], w[4], head[4], w[5],
+			    head[5], w[6], head[6], w[7], head[7], head[8]);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		make_row(&keys[i], &r);
+		rc |= pg_buf_printf(out, "%-*s  %-*s  %-*s  %*s  %*s  %*s  %*s  %*s  %s\n", w[0],
+				    r.bench, w[1], r.key, w[2], r.runs, w[3], r.base, w[4],
+				    r.patched, w[5], r.delta, w[6], r.change, w[7], r.p,
+				    r.verdict);
+	}
+	if (rc == 0 && lower)
+		rc |= pg_buf_adds(out, "* lower is better\n");
+	if (rc == 0 && ungated)
+		rc |= pg_buf_adds(out, "(verdict): reported only, the key does not gate\n");
+	if (rc != 0)
+		return pg_err_set(err, errno == E2BIG ? PG_ETOOBIG : PG_ENOMEM,
+				  "verdict table of %zu keys: %s", n,
+				  errno == E2BIG ? "over the buffer's limit" : "out of memory");
+	return 0;
+}

@@ -1,0 +1,739 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for controller/verdict.c: the key rules on synthetic sample
+ * sets (clear regression, clear improvement, inconclusive, noisy host, a
+ * side that crashed, a lower-is-better key, ties, all-equal values, n = 0
+ * and 1), the job and context rules with DPDK's descriptions, the table,
+ * and two simulations: A/A draws from one distribution (false alarms) and
+ * an injected 7 % slowdown (detections), with the follow-up repetitions a
+ * pending job asks for.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "buf.h"
+#include "err.h"
+#include "verdict.h"
+
+#define MP_KEY "mempool.cache.cores1.keep128.get32.put32.const0"
+
+static const struct verdict_params defaults = VERDICT_PARAMS_DEFAULT;
+
+/* Rates of one mempool configuration, five runs, robust CV about 1 %. */
+static const double rates[5] = { 152620236, 150118273, 151460646, 153173798, 151016595 };
+
+static void scaled(double *out, const double *in, size_t n, double f)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = in[i] * f;
+}
+
+static struct verdict_key eval(const char *key, const double *b, size_t nb, const double *p,
+			       size_t np, bool higher, bool gated)
+{
+	struct verdict_key_in in = { "mempool_perf", key, b, nb, p, np, higher, gated };
+	struct verdict_key k;
+	struct pg_err err = PG_ERR_INIT;
+
+	if (verdict_key_eval(&in, &defaults, &k, &err) < 0)
+		fail_msg("verdict_key_eval: %s", err.msg);
+	return k;
+}
+
+static struct verdict_job job_of(const char *mode, const char *outcome, int reps, int max,
+				 const struct verdict_key *keys, size_t n)
+{
+	struct verdict_job_in *in = malloc(sizeof(*in));
+	struct verdict_job j;
+	struct pg_err err = PG_ERR_INIT;
+
+	assert_non_null(in);	/* freed by the caller through j.in */
+	*in = (struct verdict_job_in){ mode, "lab-3", outcome, reps, max, &defaults, keys, n };
+	if (verdict_job_eval(in, &j, &err) < 0)
+		fail_msg("verdict_job_eval: %s", err.msg);
+	return j;
+}
+
+static void job_free(struct verdict_job *j)
+{
+	free((void *)j->in);
+}
+
+static struct verdict_context context_of(const struct verdict_job *jobs, size_t n)
+{
+	struct verdict_context c;
+	struct pg_err err = PG_ERR_INIT;
+
+	assert_int_equal(verdict_context_eval(jobs, n, &c, &err), 0);
+	assert_true(strlen(c.description) <= VERDICT_DESC_LIMIT);
+	return c;
+}
+
+static void test_clear_regression(void **state)
+{
+	double p[5];
+	struct verdict_key k;
+	struct verdict_job j;
+	struct verdict_context c;
+
+	(void)state;
+	scaled(p, rates, 5, 0.92);
+	k = eval(MP_KEY, rates, 5, p, 5, true, true);
+	assert_int_equal(k.cls, VERDICT_REGRESSION);
+	assert_true(k.base_median == 151460646);
+	assert_true(fabs(k.change_pct - -8.0) < 1e-9);
+	assert_true(k.effect_pct == k.change_pct);
+	assert_true(k.p_exact);
+	assert_true(fabs(k.p - 2.0 / 252) < 1e-15);	/* complete separation */
+	assert_true(k.hl_effect_pct < -5 && k.hl_lo_pct <= k.hl_effect_pct &&
+		    k.hl_effect_pct <= k.hl_hi_pct && k.hl_hi_pct < 0);
+	assert_true(k.hl_conf >= 0.95);
+	assert_string_equal(k.reason, "-8.0% beyond -5% and p=0.0079 < 0.05");
+
+	j = job_of("release", "ok", 5, 15, &k, 1);
+	assert_int_equal(j.state, VERDICT_FAIL);
+	assert_int_equal(j.why, VERDICT_WHY_REGRESSION);
+	assert_ptr_equal(j.worst, &k);
+	assert_int_equal(j.n_regressions, 1);
+	c = context_of(&j, 1);
+	assert_string_equal(verdict_state_name(c.state), "fail");
+	assert_string_equal(c.description, "Performance Testing FAIL: " MP_KEY
+			    ": -8.0% (p=0.0079) on release");
+	job_free(&j);
+}
+
+static void test_clear_improvement(void **state)
+{
+	double p[5];
+	struct verdict_key k;
+	struct verdict_job j;
+	struct verdict_context c;
+
+	(void)state;
+	scaled(p, rates, 5, 1.10);
+	k = eval(MP_KEY, rates, 5, p, 5, true, true);
+	assert_int_equal(k.cls, VERDICT_IMPROVEMENT);
+	assert_true(fabs(k.effect_pct - 10.0) < 1e-9);
+	j = job_of("release", "ok", 5, 15, &k, 1);
+	assert_int_equal(j.state, VERDICT_SUCCESS);
+	assert_int_equal(j.n_improvements, 1);
+	c = context_of(&j, 1);
+	assert_string_equal(verdict_state_name(c.state), "success");
+	assert_string_equal(c.description, "Performance Testing PASS (worst: " MP_KEY
+			    " +10.0% on release)");
+	job_free(&j);
+}
+
+/* Within the threshold: no change, even when the test is significant. */
+static void test_no_change(void **state)
+{
+	double p[5];
+	struct verdict_key k;
+
+	(void)state;
+	scaled(p, rates, 5, 0.97);
+	k = eval(MP_KEY, rates, 5, p, 5, true, true);
+	assert_int_equal(k.cls, VERDICT_NO_CHANGE);
+	assert_true(k.p < 0.05);
+	assert_string_equal(k.reason, "-3.0% within 5% (p=0.0079)");
+}
+
+static void test_inconclusive_then_more_runs(void **state)
+{
+	/* 3 runs per side: even complete separation gives p = 0.1 */
+	double b3[3] = { 100, 101, 99 }, p3[3] = { 92, 93, 91.5 };
+	double b6[6] = { 100, 101, 99, 100.5, 99.5, 100.2 };
+	double p6[6] = { 92, 93, 91.5, 92.4, 93.1, 92.2 };
+	double bmix[9] = { 100, 101, 99, 100.5, 99.5, 100.2, 88, 87, 89 };
+	double pmix[9] = { 92, 93, 91.5, 92.4, 93.1, 92.2, 101, 102, 100 };
+	struct verdict_key k;
+	struct verdict_job j;
+	struct verdict_context c;
+
+	(void)state;
+	k = eval(MP_KEY, b3, 3, p3, 3, true, true);
+	assert_int_equal(k.cls, VERDICT_INCONCLUSIVE);
+	assert_true(fabs(k.p - 0.1) < 1e-15 && fabs(k.p_min - 0.1) < 1e-15);
+	assert_string_equal(k.reason, "-8.0% beyond -5% but p=0.1 >= 0.05: 3+3 runs cannot "
+			    "reach p < 0.05 (smallest p 0.1)");
+	j = job_of("release", "ok", 3, 9, &k, 1);
+	assert_int_equal(j.state, VERDICT_PENDING);
+	assert_int_equal(j.why, VERDICT_WHY_MORE_REPETITIONS);
+	assert_int_equal(j.more_repetitions, 3);
+	c = context_of(&j, 1);
+	assert_string_equal(verdict_state_name(c.state), "pending");
+	assert_string_equal(c.description, "Performance Testing PENDING: " MP_KEY
+			    ": -8.0% (p=0.1, 3 runs) on release, 3 more runs");
+	job_free(&j);
+
+	/* the follow-up's runs pooled with the first ones: decided */
+	k = eval(MP_KEY, b6, 6, p6, 6, true, true);
+	assert_int_equal(k.cls, VERDICT_REGRESSION);
+	j = job_of("release", "ok", 6, 9, &k, 1);
+	assert_int_equal(j.state, VERDICT_FAIL);
+	job_free(&j);
+
+	/* still overlapping at the cap: a warning */
+	k = eval(MP_KEY, bmix, 9, pmix, 9, true, true);
+	assert_int_equal(k.cls, VERDICT_INCONCLUSIVE);
+	assert_true(k.p == 1 && k.effect_pct < -5);
+	j = job_of("release", "ok", 9, 9, &k, 1);
+	assert_int_equal(j.state, VERDICT_WARNING);
+	assert_int_equal(j.why, VERDICT_WHY_INCONCLUSIVE);
+	c = context_of(&j, 1);
+	assert_string_equal(c.description, "Performance Testing WARNING: inconclusive " MP_KEY
+			    ": -6.5% (p=1, 9 runs) on release");
+	job_free(&j);
+
+	/* the cap asks for no more than it allows */
+	k = eval(MP_KEY, b3, 3, p3, 3, true, true);
+	j = job_of("release", "ok", 5, 7, &k, 1);
+	assert_int_equal(j.more_repetitions, 2);
+	job_free(&j);
+
+	/* an inconclusive improvement costs no runs and does not warn */
+	k = eval(MP_KEY, p3, 3, b3, 3, true, true);
+	assert_int_equal(k.cls, VERDICT_INCONCLUSIVE);
+	j = job_of("release", "ok", 3, 9, &k, 1);
+	assert_int_equal(j.state, VERDICT_SUCCESS);
+	assert_int_equal(j.more_repetitions, 0);
+	job_free(&j);
+}
+
+static void test_noisy_host(void **state)
+{
+	/* median 100, |deviations| 0 6 6 10 10: MAD 6, robust CV 8.9 % */
+	double b[5] = { 100, 94, 106, 90, 110 }, p[5];
+	struct verdict_key k;
+	struct verdict_job j;
+	struct verdict_context c;
+
+	(void)state;
+	scaled(p, b, 5, 0.8);	/* -20 %, p = 0.0079: still not a fail */
+	k = eval(MP_KEY, b, 5, p, 5, true, true);
+	assert_int_equal(k.cls, VERDICT_NOISY);
+	assert_true(fabs(k.base_cv_pct - 8.8956) < 1e-9);
+	assert_string_equal(k.reason, "base CV 8.9% > noise limit 5%");
+	j = job_of("release", "ok", 5, 15, &k, 1);
+	assert_int_equal(j.state, VERDICT_WARNING);
+	assert_int_equal(j.more_repetitions, 0);
+	c = context_of(&j, 1);
+	assert_string_equal(c.description,
+			    "Performance Testing WARNING: noisy host lab-3 (base CV 8.9% > 5%)");
+	job_free(&j);
+
+	/* a noisy key that does not gate changes nothing */
+	k = eval(MP_KEY, b, 5, p, 5, true, false);
+	j = job_of("release", "ok", 5, 15, &k, 1);
+	assert_int_equal(j.state, VERDICT_WARNING);
+	assert_int_equal(j.why, VERDICT_WHY_NO_GATED_KEY);
+	job_free(&j);
+}
+
+static void test_one_side_crashed(void **state)
+{
+	struct verdict_key keys[2];
+	struct verdict_job j;
+	struct verdict_context c;
+
+	(void)state;
+	/* the base ran, the patched side printed nothing: the patch broke it */
+	keys[0] = eval(MP_KEY, rates, 5, NULL, 0, true, true);
+	assert_int_equal(keys[0].cls, VERDICT_MISSING);
+	assert_string_equal(keys[0].reason, "no samples on the patched side");
+	assert_true(isnan(keys[0].p) && isnan(keys[0].change_pct));
+	j = job_of("release", "bench-failure", 5, 15, keys, 1);
+	assert_int_equal(j.state, VERDICT_FAIL);
+	assert_int_equal(j.why, VERDICT_WHY_PATCHED_CRASH);
+	c = context_of(&j, 1);
+	assert_string_equal(c.description, "Performance Testing FAIL: mempool_perf failed on "
+			    "the patched side on release");
+	job_free(&j);
+
+	/* the same missing side with outcome ok (a key the patch no longer
+	 * prints): a warning, not a crash */
+	j = job_of("release", "ok", 5, 15, keys, 1);
+	assert_int_equal(j.state, VERDICT_WARNING);
+	assert_int_equal(j.why, VERDICT_WHY_MISSING);
+	c = context_of(&j, 1);
+	assert_string_equal(c.description, "Performance Testing WARNING: " MP_KEY
+			    " missing on the patched side on release");
+	job_free(&j);
+
+	/* a test case the series adds: reported, the job still passes */
+	keys[0] = eval("mempool.cache.cores1.keep512.get8.put8.const1", NULL, 0, rates, 5, true,
+		       true);
+	keys[1] = eval(MP_KEY, rates, 5, rates, 5, true, true);
+	j = job_of("release", "ok", 5, 15, keys, 2);
+	assert_int_equal(j.state, VERDICT_SUCCESS);
+	assert_int_equal(j.n_missing, 1);
+	assert_ptr_equal(j.worst, &keys[1]);
+	job_free(&j);
+	/* ... unless nothing else is there to compare */
+	j = job_of("release", "ok", 5, 15, keys, 1);
+	assert_int_equal(j.state, VERDICT_WARNING);
+	assert_string_equal(j.summary, "no gated result to compare on release");
+	job_free(&j);
+
+	/* the base side crashed: nothing to compare against */
+	keys[0] = eval(MP_KEY, NULL, 0, rates, 5, true, true);
+	j = job_of("release", "bench-failure", 5, 15, keys, 1);
+	assert_int_equal(j.state, VERDICT_WARNING);
+	assert_int_equal(j.why, VERDICT_WHY_BENCH_FAILURE);
+	assert_string_equal(j.summary, "mempool_perf failed on the base side on release");
+	job_free(&j);
+
+	/* both sides crashed before any result */
+	j = job_of("release", "bench-failure", 5, 15, NULL, 0);
+	assert_int_equal(j.state, VERDICT_WARNING);
+	c = context_of(&j, 1);
+	assert_string_equal(c.description, "Performance Testing WARNING: benchmark failed on "
+			    "both sides on release");
+	job_free(&j);
+
+	/* some runs failed, every key has both sides, no regression */
+	keys[0] = eval(MP_KEY, rates, 5, rates, 4, true, true);
+	j = job_of("release", "bench-failure", 5, 15, keys, 1);
+	assert_int_equal(j.why, VERDICT_WHY_BENCH_FAILURE);
+	assert_string_equal(j.summary, "mempool_perf failed in some runs on release");
+	job_free(&j);
+}
+
+static void test_lower_is_better(void **state)
+{
+	double b[5] = { 35.0, 35.2, 34.9, 35.1, 35.3 }, p[5];
+	struct verdict_key k;
+	struct verdict_job j;
+	struct verdict_context c;
+
+	(void)state;
+	scaled(p, b, 5, 1.08);	/* 8 % more cycles per packet: worse */
+	k = eval("fwd.cycles_per_pkt", b, 5, p, 5, false, true);
+	assert_int_equal(k.cls, VERDICT_REGRESSION);
+	assert_true(fabs(k.change_pct - 8.0) < 1e-9);
+	assert_true(fabs(k.effect_pct + 8.0) < 1e-9);
+	assert_true(k.hl_effect_pct < 0 && k.hl_lo_pct <= k.hl_hi_pct && k.hl_hi_pct < 0);
+	assert_string_equal(k.reason, "-8.0% beyond -5% and p=0.0079 < 0.05");
+	j = job_of("release", "ok", 5, 15, &k, 1);
+	c = context_of(&j, 1);
+	/* the description gives the raw change: cycles went up 8 % */
+	assert_string_equal(c.description, "Performance Testing FAIL: fwd.cycles_per_pkt: "
+			    "+8.0% (p=0.0079) on release");
+	job_free(&j);
+
+	scaled(p, b, 5, 0.9);	/* fewer cycles: better */
+	k = eval("fwd.cycles_per_pkt", b, 5, p, 5, false, true);
+	assert_int_equal(k.cls, VERDICT_IMPROVEMENT);
+	assert_true(k.effect_pct > 9.9);
+}
+
+static void test_ties(void **state)
+{
+	/* cycles with one decimal: ties within and across the sides */
+	double b[6] = { 35.2, 35.2, 35.1, 35.3, 35.2, 35.1 };
+	double p[6] = { 37.9, 38.0, 37.9, 38.1, 38.0, 35.3 };
+	struct verdict_key k;
+
+	(void)state;
+	k = eval("fwd.cycles_per_pkt", b, 6, p, 6, false, true);
+	assert_false(k.p_exact);	/* ties: the normal approximation */
+	assert_true(k.p < 0.05);
+	assert_int_equal(k.cls, VERDICT_REGRESSION);
+	assert_true(fabs(k.change_pct - (37.95 / 35.2 - 1) * 100) < 1e-9);
+}
+
+static void test_all_equal_and_tiny_n(void **state)
+{
+	double same[4] = { 7, 7, 7, 7 }, one_b = 100, one_p = 50, zero[3] = { 0, 0, 0 };
+	double drops[3] = { 0, 2, 5 };
+	struct verdict_key k;
+
+	(void)state;
+	k = eval(MP_KEY, same, 4, same, 4, true, true);
+	assert_int_equal(k.cls, VERDICT_NO_CHANGE);
+	assert_true(k.base_cv_pct == 0 && k.patched_cv_pct == 0);
+	assert_true(k.p == 1 && k.effect_pct == 0 && k.delta == 0);
+	assert_true(k.hl_effect_pct == 0 && k.hl_lo_pct == 0 && k.hl_hi_pct == 0);
+
+	/* one run per side: -50 %, but nothing can be significant */
+	k = eval(MP_KEY, &one_b, 1, &one_p, 1, true, true);
+	assert_int_equal(k.cls, VERDICT_INCONCLUSIVE);
+	assert_true(isnan(k.base_cv_pct));
+	assert_true(k.p == 1 && k.p_min == 1);
+	assert_string_equal(k.reason, "-50.0% beyond -5% but p=1 >= 0.05: 1+1 runs cannot "
+			    "reach p < 0.05 (smallest p 1)");
+
+	/* no runs at all */
+	k = eval(MP_KEY, NULL, 0, NULL, 0, true, true);
+	assert_int_equal(k.cls, VERDICT_MISSING);
+	assert_string_equal(k.reason, "no samples on either side");
+	assert_true(isnan(k.base_median) && isnan(k.hl_conf));
+
+	/* a base median of 0 (drops, lower is better): +inf %, no division */
+	k = eval("fwd.rx_dropped", zero, 3, drops, 3, false, true);
+	assert_true(isinf(k.change_pct) && k.change_pct > 0);
+	assert_true(isinf(k.effect_pct) && k.effect_pct < 0);
+	assert_int_equal(k.cls, VERDICT_INCONCLUSIVE);	/* 3 + 3 */
+	k = eval("fwd.rx_dropped", zero, 3, zero, 3, false, true);
+	assert_int_equal(k.cls, VERDICT_NO_CHANGE);
+}
+
+static void test_outcomes(void **state)
+{
+	struct verdict_job j;
+	struct verdict_context c;
+
+	(void)state;
+	j = job_of("release", "apply-failure", 0, 15, NULL, 0);
+	c = context_of(&j, 1);
+	assert_string_equal(verdict_state_name(c.state), "warning");
+	assert_string_equal(c.description, "apply patch failure");
+	job_free(&j);
+
+	j = job_of("release", "patched-build-failure", 0, 15, NULL, 0);
+	c = context_of(&j, 1);
+	assert_string_equal(verdict_state_name(c.state), "fail");
+	assert_string_equal(c.description, "build failure");
+	assert_string_equal(j.summary, "build failure on release");
+	job_free(&j);
+
+	j = job_of("debug", "base-build-failure", 0, 15, NULL, 0);
+	c = context_of(&j, 1);
+	assert_string_equal(verdict_state_name(c.state), "warning");
+	assert_string_equal(c.description,
+			    "Performance Testing WARNING: base build failure on debug");
+	job_free(&j);
+
+	j = job_of("release", "infra-error", 0, 15, NULL, 0);
+	c = context_of(&j, 1);
+	assert_string_equal(c.description, "Performance Testing WARNING: infrastructure error "
+			    "on release (host lab-3)");
+	job_free(&j);
+
+	/* ok without any gated key cannot pass */
+	j = job_of("release", "ok", 5, 15, NULL, 0);
+	assert_int_equal(j.why, VERDICT_WHY_NO_GATED_KEY);
+	job_free(&j);
+}
+
+static void test_bad_input(void **state)
+{
+	struct verdict_params bad = { 5, 0.7, 5 };
+	struct verdict_key_in in = { "mempool_perf", MP_KEY, rates, 5, rates, 5, true, true };
+	struct verdict_job_in jin = { "release", "lab-3", "exploded", 5, 15, &defaults, NULL, 0 };
+	double nan_rates[2] = { 1, NAN };
+	struct verdict_key k;
+	struct verdict_job j;
+	struct verdict_context c;
+	struct pg_err err = PG_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(verdict_key_eval(&in, &bad, &k, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_non_null(strstr(err.msg, "alpha 0.7 is out of range"));
+	pg_err_clear(&err);
+	in.patched = nan_rates;
+	in.n_patched = 2;
+	assert_int_equal(verdict_key_eval(&in, &defaults, &k, &err), -1);
+	assert_string_equal(err.msg, "verdict for mempool_perf " MP_KEY
+			    ": median: value 1 is not finite");
+	pg_err_clear(&err);
+	in.patched = NULL;
+	assert_int_equal(verdict_key_eval(&in, &defaults, &k, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	pg_err_clear(&err);
+	assert_int_equal(verdict_job_eval(&jin, &j, &err), -1);
+	assert_string_equal(err.msg, "verdict: unknown outcome 'exploded' on release");
+	pg_err_clear(&err);
+	jin.outcome = "ok";
+	jin.repetitions = -1;
+	assert_int_equal(verdict_job_eval(&jin, &j, &err), -1);
+	pg_err_clear(&err);
+	assert_int_equal(verdict_context_eval(NULL, 0, &c, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+}
+
+/* Several build modes: fail beats pending beats warning beats success. */
+static void test_context_aggregation(void **state)
+{
+	double worse[5], slight[5], bnoisy[5] = { 100, 94, 106, 90, 110 };
+	double b3[3] = { 100, 101, 99 }, p3[3] = { 92, 93, 91.5 };
+	struct verdict_key kr, ks, kn, ki, kung;
+	struct verdict_job jobs[3];
+	struct verdict_context c;
+
+	(void)state;
+	scaled(worse, rates, 5, 0.92);
+	scaled(slight, rates, 5, 0.98);
+	kr = eval(MP_KEY, rates, 5, worse, 5, true, true);
+	ks = eval(MP_KEY, rates, 5, slight, 5, true, true);
+	kn = eval(MP_KEY, bnoisy, 5, bnoisy, 5, true, true);
+	ki = eval(MP_KEY, b3, 3, p3, 3, true, true);
+
+	jobs[0] = job_of("debug", "ok", 5, 15, &ks, 1);
+	jobs[1] = job_of("release", "ok", 5, 15, &kr, 1);
+	c = context_of(jobs, 2);
+	assert_int_equal(c.state, VERDICT_FAIL);
+	assert_ptr_equal(c.job, &jobs[1]);
+	job_free(&jobs[0]);
+	job_free(&jobs[1]);
+
+	jobs[0] = job_of("debug", "ok", 5, 15, &kn, 1);
+	jobs[1] = job_of("release", "ok", 3, 9, &ki, 1);
+	c = context_of(jobs, 2);
+	assert_int_equal(c.state, VERDICT_PENDING);
+	job_free(&jobs[0]);
+	job_free(&jobs[1]);
+
+	jobs[0] = job_of("debug", "ok", 5, 15, &ks, 1);
+	jobs[1] = job_of("release", "ok", 5, 15, &kn, 1);
+	jobs[2] = job_of("minsize", "ok", 5, 15, &ks, 1);
+	c = context_of(jobs, 3);
+	assert_int_equal(c.state, VERDICT_WARNING);
+	assert_int_equal(c.why, VERDICT_WHY_NOISY);
+	for (int i = 0; i < 3; i++)
+		job_free(&jobs[i]);
+
+	/* all pass: the description names the worst gated key of all modes;
+	 * a regression of a key that does not gate is reported only */
+	kung = eval("mempool.nocache.cores1.keep128.get32.put32.const0", rates, 5, worse, 5,
+		    true, false);
+	assert_int_equal(kung.cls, VERDICT_REGRESSION);
+	{
+		struct verdict_key two[2] = { kung, ks };
+		double up[5];
+		struct verdict_key ku;
+
+		scaled(up, rates, 5, 1.01);
+		ku = eval(MP_KEY, rates, 5, up, 5, true, true);
+		jobs[0] = job_of("debug", "ok", 5, 15, &ku, 1);
+		jobs[1] = job_of("release", "ok", 5, 15, two, 2);
+		c = context_of(jobs, 2);
+		assert_int_equal(c.state, VERDICT_SUCCESS);
+		assert_string_equal(c.description, "Performance Testing PASS (worst: " MP_KEY
+				    " -2.0% on release)");
+		job_free(&jobs[0]);
+		job_free(&jobs[1]);
+	}
+}
+
+/* Long names are shortened; a description stays within the limit. */
+static void test_long_names(void **state)
+{
+	char key[300], mode[200], host[200];
+	double worse[5];
+	struct verdict_key k;
+	struct verdict_job_in in;
+	struct verdict_job j;
+	struct verdict_context c;
+	struct pg_err err = PG_ERR_INIT;
+
+	(void)state;
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	memcpy(key + sizeof(key) - 7, ".get32", 6);
+	memset(mode, 'm', sizeof(mode) - 1);
+	mode[sizeof(mode) - 1] = '\0';
+	memset(host, 'h', sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	scaled(worse, rates, 5, 0.92);
+	k = eval(key, rates, 5, worse, 5, true, true);
+	in = (struct verdict_job_in){ mode, host, "ok", 5, 15, &defaults, &k, 1 };
+	assert_int_equal(verdict_job_eval(&in, &j, &err), 0);
+	c = context_of(&j, 1);
+	assert_non_null(strstr(c.description, "kkk...kkk"));
+	assert_non_null(strstr(c.description, ".get32: -8.0% (p=0.0079) on mmm"));
+	in.outcome = "infra-error";
+	assert_int_equal(verdict_job_eval(&in, &j, &err), 0);
+	c = context_of(&j, 1);
+	/* mode: 14 + "..." + 15 bytes, host: 18 + "..." + 19 */
+	assert_string_equal(c.description, "Performance Testing WARNING: infrastructure error on "
+			    "mmmmmmmmmmmmmm...mmmmmmmmmmmmmmm "
+			    "(host hhhhhhhhhhhhhhhhhh...hhhhhhhhhhhhhhhhhhh)");
+	in.outcome = "ok";
+	in.repetitions = 9999;
+	in.max_repetitions = 10000;
+	k = eval(key, rates, 3, worse, 3, true, true);
+	assert_int_equal(verdict_job_eval(&in, &j, &err), 0);
+	assert_int_equal(j.state, VERDICT_PENDING);
+	c = context_of(&j, 1);
+	assert_true(strlen(c.description) > 150);
+}
+
+static void test_table(void **state)
+{
+	double worse[5], b[5] = { 35.0, 35.2, 34.9, 35.1, 35.3 }, more[5];
+	struct verdict_key keys[3];
+	struct pg_buf out = PG_BUF_INIT(1 << 16), small = PG_BUF_INIT(64);
+	struct pg_err err = PG_ERR_INIT;
+
+	(void)state;
+	scaled(worse, rates, 5, 0.92);
+	scaled(more, b, 5, 1.01);
+	keys[0] = eval(MP_KEY, rates, 5, worse, 5, true, true);
+	keys[1] = eval("fwd.cycles_per_pkt", b, 5, more, 5, false, false);
+	keys[2] = eval("mempool.nocache.cores1.keep128.get32.put32.const0", rates, 5, NULL, 0,
+		       true, true);
+	assert_int_equal(verdict_table_text(&out, keys, 3, &err), 0);
+	assert_string_equal(pg_buf_str(&out),
+		"benchmark     key                                                runs       base    patched      delta  change       p  verdict\n"
+		"mempool_perf  mempool.cache.cores1.keep128.get32.put32.const0    5/5   151460646  139343794  -12116852   -8.0%  0.0079  regression\n"
+		"mempool_perf  fwd.cycles_per_pkt*                                5/5        35.1      35.45      0.351   +1.0%   0.016  (no-change)\n"
+		"mempool_perf  mempool.nocache.cores1.keep128.get32.put32.const0  5/0   151460646          -          -       -       -  missing\n"
+		"* lower is better\n"
+		"(verdict): reported only, the key does not gate\n");
+	assert_int_equal(verdict_table_text(&small, keys, 3, &err), -1);
+	assert_int_equal(err.code, PG_ETOOBIG);
+	pg_buf_release(&out);
+	pg_buf_release(&small);
+}
+
+/* ---- simulations ---- */
+
+static uint64_t rng;
+
+static double uniform(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15u);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	z ^= z >> 31;
+	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double normal(void)
+{
+	return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
+}
+
+struct tally {
+	int state[4];		/* by enum verdict_state */
+	int rounds;		/* evaluations, follow-ups included */
+};
+
+/*
+ * `draws` seeded comparisons of reps + reps runs from N(1e8, cv) on the base
+ * side and N(1e8 * (1 + shift), cv) on the patched side, through the verdict
+ * with the default thresholds (5 %, 0.05, noise 5 %) and max_repetitions
+ * 3 * reps, the profile default: a pending job gets the follow-up runs it
+ * asks for, pooled with the earlier ones.
+ */
+static struct tally simulate(uint64_t seed, int draws, double cv, double shift, int reps)
+{
+	struct tally t = { { 0 }, 0 };
+
+	assert_true(reps * 3 <= 15);
+	for (int d = 0; d < draws; d++) {
+		double b[15], p[15];
+		int n = 0, more = reps;
+
+		rng = seed * 1000003u + (uint64_t)d;
+		for (;;) {
+			struct verdict_key k;
+			struct verdict_job j;
+
+			for (int i = 0; i < more; i++, n++) {
+				b[n] = 1e8 * (1 + cv * normal());
+				p[n] = 1e8 * (1 + shift) * (1 + cv * normal());
+			}
+			k = eval(MP_KEY, b, (size_t)n, p, (size_t)n, true, true);
+			j = job_of("release", "ok", n, 3 * reps, &k, 1);
+			t.rounds++;
+			more = j.more_repetitions;
+			job_free(&j);
+			if (j.state != VERDICT_PENDING) {
+				t.state[j.state]++;
+				break;
+			}
+			assert_true(n + more <= 3 * reps);
+		}
+	}
+	return t;
+}
+
+static void print_tally(const char *what, int reps, double cv, const struct tally *t,
+			int draws)
+{
+	print_message("%s, %d runs a side, noise CV %.0f%%: %d draws: %d fail, %d warning, "
+		      "%d success; %.2f evaluations per draw\n", what, reps, cv * 100, draws,
+		      t->state[VERDICT_FAIL], t->state[VERDICT_WARNING],
+		      t->state[VERDICT_SUCCESS], (double)t->rounds / draws);
+}
+
+/* A/A: both sides from one distribution.  A fail needs the medians 5 %
+ * apart AND p < 0.05 in the worse direction; the counts are printed for the
+ * report.  The bounds: no fail at all at 1-2 % noise (a 5 % gap is then
+ * beyond 3 standard deviations of a median difference), and at most alpha/2
+ * of the draws at 3-4 %, the level of the worse-direction test alone. */
+static void test_aa_false_alarms(void **state)
+{
+	const double cvs[] = { 0.01, 0.02, 0.03, 0.04 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cvs) / sizeof(cvs[0]); i++) {
+		struct tally t = simulate(1 + i, 1000, cvs[i], 0, 5);
+
+		print_tally("A/A", 5, cvs[i], &t, 1000);
+		if (cvs[i] <= 0.02)
+			assert_int_equal(t.state[VERDICT_FAIL], 0);
+		else
+			assert_true(t.state[VERDICT_FAIL] <= 25);
+		assert_int_equal(t.state[VERDICT_FAIL] + t.state[VERDICT_WARNING] +
+				 t.state[VERDICT_SUCCESS], 1000);
+	}
+	/* Starting from 3 runs, every gap beyond 5 % asks for more runs
+	 * first (3 + 3 cannot reach p < 0.05): the same bound holds. */
+	for (size_t i = 0; i < sizeof(cvs) / sizeof(cvs[0]); i++) {
+		struct tally t = simulate(11 + i, 1000, cvs[i], 0, 3);
+
+		print_tally("A/A", 3, cvs[i], &t, 1000);
+		assert_true(t.state[VERDICT_FAIL] <= (cvs[i] <= 0.02 ? 0 : 25));
+	}
+}
+
+/* An injected 7 % slowdown on a quiet host is caught.  Not always: with 5
+ * runs a side the median difference has a standard deviation of about
+ * 0.8 % at 1 % noise, so about 0.5 % of the draws see less than the 5 %
+ * threshold and pass (a 7 % change is only 2 % beyond it). */
+static void test_injected_slowdown(void **state)
+{
+	struct tally t;
+
+	(void)state;
+	t = simulate(100, 1000, 0.01, -0.07, 5);
+	print_tally("7% slowdown", 5, 0.01, &t, 1000);
+	assert_true(t.state[VERDICT_FAIL] >= 990);
+	assert_true(t.state[VERDICT_SUCCESS] <= 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clear_regression),
+		cmocka_unit_test(test_clear_improvement),
+		cmocka_unit_test(test_no_change),
+		cmocka_unit_test(test_inconclusive_then_more_runs),
+		cmocka_unit_test(test_noisy_host),
+		cmocka_unit_test(test_one_side_crashed),
+		cmocka_unit_test(test_lower_is_better),
+		cmocka_unit_test(test_ties),
+		cmocka_unit_test(test_all_equal_and_tiny_n),
+		cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_context_aggregation),
+		cmocka_unit_test(test_long_names),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_aa_false_alarms),
+		cmocka_unit_test(test_injected_slowdown),
+	};
+	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
+}
