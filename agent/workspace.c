@@ -422,7 +422,7 @@ int ws_checkout(const char *work_dir, const char *tree, const char *slot,
 	*src_path = NULL;
 	if (check_names(tree, slot, err) < 0 || parse_commit_id(&oid, commit, err) < 0 ||
 	    pg_inbox_global_init(err) < 0 ||
-	    path_dup(&src, err, "%s/src/%s/%s", work_dir, tree, slot) < 0 ||
+	    path_dup(&src, err, "%s/slots/%s/%s/src", work_dir, tree, slot) < 0 ||
 	    slot_open(&repo, src, mirror_path, err) < 0)
 		goto fail;
 	rc = git_commit_lookup(&c, repo, &oid);
@@ -489,5 +489,5 @@ int ws_build_dir(const char *work_dir, const char *tree, const char *slot, char 
 	*out = NULL;
 	if (check_names(tree, slot, err) < 0)
 		return -1;
-	return path_dup(out, err, "%s/build/%s/%s", work_dir, tree, slot);
+	return path_dup(out, err, "%s/slots/%s/%s/build", work_dir, tree, slot);
 }

@@ -15,7 +15,7 @@
  *                            fetched only when a job's base commit is
  *                            missing, incrementally (libgit2 negotiates
  *                            from the refs it has).
- *   WORK/src/TREE/SLOT       a non-bare repository per slot, e.g.
+ *   WORK/slots/TREE/SLOT/src a non-bare repository per slot, e.g.
  *                            "release-base", "release-patched": its
  *                            objects come from the mirror through
  *                            .git/objects/info/alternates (nothing is
@@ -29,9 +29,15 @@
  *                            keep consistent across fetches.  Objects are
  *                            never pruned from a mirror (libgit2 does not
  *                            gc), so the alternates stay valid.
- *   WORK/build/TREE/SLOT     the slot's build directory (ws_build_dir()),
- *                            outside the source so that a checkout never
- *                            touches it.
+ *   WORK/slots/TREE/SLOT/build  the slot's build directory
+ *                            (ws_build_dir()), beside the source and not
+ *                            in it, so that a checkout never touches it;
+ *                            and beside it in every slot, so that the
+ *                            relative paths meson gives the compiler are
+ *                            the same in all slots ("../src/lib/..."), and
+ *                            ccache (CCACHE_BASEDIR=WORK, NOHASHDIR) hits
+ *                            across slots: the patched side's first build
+ *                            reuses the base side's objects.
  *
  * TREE and SLOT come from the controller: they must be ws_name_ok().
  * Functions open what they need and close it before returning (a
@@ -92,7 +98,7 @@ int ws_mirror_sync_opts(const char *work_dir, const char *tree, const char *url,
 
 /*
  * Check out commit (40 hex digits, in the mirror at mirror_path) in
- * WORK/src/TREE/SLOT, creating that repository on first use: HEAD detached
+ * WORK/slots/TREE/SLOT/src, creating that repository on first use: HEAD detached
  * at the commit, index and files forced to it (local changes and the
  * commits of an earlier ws_apply() dropped), untracked and ignored files
  * removed (only inside the slot's directory: the build directory is
@@ -120,7 +126,7 @@ int ws_checkout(const char *work_dir, const char *tree, const char *slot,
 int ws_apply(const char *src_path, const char *mbox, size_t len, struct pg_apply_result *res,
 	     struct pg_err *err);
 
-/* WORK/build/TREE/SLOT into *out (malloc'd; not created).  Returns 0, or
+/* WORK/slots/TREE/SLOT/build into *out (malloc'd; not created).  Returns 0, or
  * -1 with PG_EINVAL (a bad name, a path too long) or PG_ENOMEM. */
 int ws_build_dir(const char *work_dir, const char *tree, const char *slot, char **out,
 		 struct pg_err *err);

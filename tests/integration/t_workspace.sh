@@ -11,7 +11,7 @@ WS="$PG_BUILD/tests/tools/pg_workspace"
 sh tests/apply/make-repo.sh "$TMP/dpdk" >"$TMP/make.out" 2>&1 || { cat "$TMP/make.out"; fail "make-repo"; }
 up=$(cat tests/apply/UPSTREAM)
 work=$TMP/work
-slot=$work/src/dpdk/release-patched
+slot=$work/slots/dpdk/release-patched/src
 
 expect_rc 0 "$WS" "$work" dpdk "$TMP/dpdk" "$up" release-patched \
 	tests/apply/corpus/13-net-null-copy-tx-len.patch \

@@ -239,7 +239,7 @@ static void test_checkout_keeps_mtimes(void **state)
 	char *mirror = sync_ok(f, f->up, &f->c2), *src = checkout_ok(f, mirror, &f->c1), *src2;
 	char want[GFX_PATH_MAX];
 
-	gfx_path(want, f->work, "src/dpdk/release-base");
+	gfx_path(want, f->work, "slots/dpdk/release-base/src");
 	assert_string_equal(src, want);
 	gfx_assert_file(src, "c.c", "int c;\n");
 	assert_detached_at(src, &f->c1);
@@ -280,8 +280,8 @@ static void test_checkout_cleans(void **state)
 	gfx_write(src, "newdir/deep/x.c", "x\n");
 	gfx_write(src, "sub/obj.o", "ignored\n");
 	gfx_write(src, "a.c", "int a = 42; /* local change */\n");
-	gfx_path(build, f->work, "build/dpdk/release-base");
-	gfx_write(f->work, "build/dpdk/release-base/build.ninja", "# keep me\n");
+	gfx_path(build, f->work, "slots/dpdk/release-base/build");
+	gfx_write(f->work, "slots/dpdk/release-base/build/build.ninja", "# keep me\n");
 	gfx_write(f->dir, "outside.txt", "keep me too\n");
 	gfx_path(outside, f->dir, "outside.txt");
 	gfx_path(link, src, "link");
@@ -394,7 +394,7 @@ static void test_bad_names(void **state)
 	assert_int_equal(err.code, PG_EINVAL);
 
 	assert_int_equal(ws_build_dir("/w", "dpdk", "release-patched", &out, &err), 0);
-	assert_string_equal(out, "/w/build/dpdk/release-patched");
+	assert_string_equal(out, "/w/slots/dpdk/release-patched/build");
 	free(out);
 }
 
@@ -410,9 +410,9 @@ static void test_slot_not_a_directory(void **state)
 	gfx_path(target, f->dir, "elsewhere");
 	assert_int_equal(mkdir(target, 0755), 0);
 	gfx_write(target, "precious.txt", "do not delete\n");
-	gfx_path(slot, f->work, "src/dpdk");
+	gfx_path(slot, f->work, "slots/dpdk/linked");
 	assert_int_equal(pg_mkdir_p(slot, 0755, &err), 0);
-	gfx_path(slot, f->work, "src/dpdk/linked");
+	gfx_path(slot, f->work, "slots/dpdk/linked/src");
 	assert_int_equal(symlink(target, slot), 0);
 	git_oid_tostr(hex, sizeof(hex), &f->c1);
 	assert_int_equal(ws_checkout(f->work, "dpdk", "linked", mirror, hex, &out, &err), -1);
