@@ -152,6 +152,8 @@ struct xfer {
 	char cur[SMTP_REPLY_MAX];	/* the reply being read */
 	size_t cur_len;
 	char last[SMTP_REPLY_MAX];	/* the last complete reply */
+	char refusal[SMTP_REPLY_MAX];	/* the last 4xx or 5xx reply: after one,
+					 * libcurl still sends QUIT ("221 Bye") */
 };
 
 static size_t read_cb(char *buf, size_t size, size_t nitems, void *userp)
@@ -194,6 +196,8 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *userp)
 	/* "NNN-" continues, "NNN " or a bare "NNN" ends a reply. */
 	if (!(len >= 4 && buf[3] == '-')) {
 		memcpy(x->last, x->cur, x->cur_len + 1);
+		if (x->cur[0] == '4' || x->cur[0] == '5')
+			memcpy(x->refusal, x->cur, x->cur_len + 1);
 		x->cur_len = 0;
 		x->cur[0] = '\0';
 	}
@@ -321,7 +325,8 @@ int smtp_send(const struct smtp_opts *opts, const char *mail_from,
 	if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK)
 		code = 0;
 	res->reply_code = code;
-	memcpy(res->reply, x->last, sizeof(res->reply));
+	memcpy(res->reply, code >= 400 && x->refusal[0] ? x->refusal : x->last,
+	       sizeof(res->reply));
 	if (cc == CURLE_OK) {
 		res->outcome = SMTP_SENT;
 		rc = 0;
@@ -332,10 +337,12 @@ int smtp_send(const struct smtp_opts *opts, const char *mail_from,
 		const char *reason = errbuf[0] ? errbuf : curl_easy_strerror(cc);
 
 		/* The server's words only when they are the refusal: after a
-		 * dropped connection the last reply is an old "250". */
-		if (code >= 400 && x->last[0])
+		 * dropped connection the last reply is an old "250".  libcurl
+		 * says only "Weird server reply" to a refused DATA. */
+		if (code >= 400 && x->refusal[0])
 			pg_err_set(err, curl_errcode(cc), "send mail via %s: %s (server said: %s)",
-				   opts->url, reason, x->last);
+				   opts->url, !errbuf[0] && cc == CURLE_WEIRD_SERVER_REPLY ?
+				   "refused" : reason, x->refusal);
 		else if (cc == CURLE_OPERATION_TIMEDOUT)
 			pg_err_set(err, PG_ETIMEOUT, "send mail via %s: %s (connect timeout %ld ms, "
 				   "timeout %ld ms)", opts->url, reason, opts->connect_timeout_ms,

@@ -69,7 +69,9 @@ struct smtp_opts {
 	const char *username;		/* NULL: no AUTH */
 	const char *password;		/* with username (smtp_read_password()) */
 	const char *ca_file;		/* PEM bundle; NULL: the system's */
-	long connect_timeout_ms;	/* > 0: TCP + TLS connect */
+	long connect_timeout_ms;	/* > 0: TCP, TLS and the SMTP greeting,
+					 * EHLO, STARTTLS and AUTH (libcurl
+					 * counts the handshake as connecting) */
 	long timeout_ms;		/* > 0: the whole exchange */
 };
 
