@@ -75,8 +75,9 @@
 #define REPORT_MAIL_URL_MAX 1024
 #define REPORT_MAIL_CC_MAX 32		/* extra Cc addresses */
 #define REPORT_MAIL_TEXT_MAX (4u << 20)	/* the table and the reproduce text, each */
-/* The most a formatted message can take (bounds of its parts plus room). */
-#define REPORT_MAIL_MAX (REPORT_MAIL_TEXT_MAX * 6u + 256u * 1024u)
+/* The most a formatted message can take: both texts quoted-printable
+ * (3 bytes a byte, plus soft breaks) and the rest. */
+#define REPORT_MAIL_MAX (REPORT_MAIL_TEXT_MAX * 7u + 256u * 1024u)
 
 /* The status words of the report; Patchwork's states success, warning and
  * fail map to them. */

@@ -104,6 +104,11 @@ struct smtp_result {
  * <>; "" for the null sender) to the n_rcpt (1..SMTP_RCPT_MAX) addresses
  * rcpt[] (addr-specs).  Fills *res in every case.
  *
+ * All or nothing: a recipient the server refuses fails the whole mail
+ * (libcurl's default), since a report that silently misses the list is
+ * worse than none; res->reply then names the refused address, and a caller
+ * may send again without an optional Cc (the patch's author).
+ *
  * Returns 0 when sent (res->outcome SMTP_SENT), or -1 with res->outcome
  * SMTP_TRANSIENT or SMTP_PERMANENT and err:
  *   PG_EINVAL   bad arguments or options (permanent), e.g. a password
