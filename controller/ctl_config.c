@@ -16,7 +16,7 @@
 
 static const char *const ctl_config_fields[] = {
 	"db", "data_dir", "profiles_dir", "profiles", "log_level", "project", "sources",
-	"intake", "api", NULL
+	"intake", "api", "mail", NULL
 };
 static const char *const ctl_source_fields[] = {
 	"name", "type", "url", "project", "token_file", NULL
@@ -30,8 +30,20 @@ static const char *const ctl_api_fields[] = {
 	"max_body_bytes", "threads", NULL
 };
 
+static const char *const ctl_mail_fields[] = {
+	"enabled", "smtp_url", "starttls", "username", "password_file", "ca_file", "from",
+	"to", "cc_author_on", "timeout_s", "patch_url_template", NULL
+};
+
 #define CTL_MAX_SOURCES 64
 #define CTL_URL_MAX 1024
+
+/* Defaults of the "mail" section.  http://, not https://: dpdk.org's bot
+ * (dpdk-ci tools/update-pw.sh) finds the patch id with the pattern
+ * "http://.*dpdk.org/.*patch/N" and misses an https:// URL. */
+#define CTL_MAIL_TO "test-report@dpdk.org"
+#define CTL_MAIL_TIMEOUT_S 60
+#define CTL_MAIL_PATCH_URL "http://patches.dpdk.org/patch/{id}/"
 
 /* Defaults of the "api" section. */
 #define CTL_API_LISTEN "127.0.0.1:8080"
@@ -307,6 +319,109 @@ fail:
 	return -1;
 }
 
+/* A mailbox field: keep it as written, and its parts. */
+static int ctl_mail_mailbox(const char *key, const char *s, char **name, char **addr,
+			    struct pg_err *err)
+{
+	free(*name);
+	free(*addr);
+	*name = *addr = NULL;
+	if (report_mail_parse_mailbox(s, name, addr, err) < 0) {
+		pg_err_prefix(err, "field '%s'", key);
+		return -1;
+	}
+	return 0;
+}
+
+static int ctl_config_mail(struct ctl_config *c, const cJSON *root, const char *dir,
+			   struct pg_err *err)
+{
+	struct ctl_mail *m = &c->mail;
+	const cJSON *o = NULL;
+	const char *starttls = NULL, *cc = NULL;
+	char url[REPORT_MAIL_URL_MAX + 1];
+	bool tls = false;
+	int64_t v;
+	int rc;
+
+	rc = pg_json_get_object(root, "mail", 0, &o, err);
+	if (rc <= 0)
+		return rc;
+	if (pg_json_check_keys(o, ctl_mail_fields, err) < 0 ||
+	    pg_json_get_bool(o, "enabled", 0, &m->enabled, err) < 0 ||
+	    pg_config_string(o, "smtp_url", 0, dir, &m->smtp_url, err) < 0 ||
+	    pg_json_get_string(o, "starttls", 0, &starttls, err) < 0 ||
+	    pg_config_string(o, "username", 0, dir, &m->username, err) < 0 ||
+	    pg_config_string(o, "password_file", 1, dir, &m->password_file, err) < 0 ||
+	    pg_config_string(o, "ca_file", 1, dir, &m->ca_file, err) < 0 ||
+	    pg_config_string(o, "from", 0, dir, &m->from, err) < 0 ||
+	    pg_config_string(o, "to", 0, dir, &m->to, err) < 0 ||
+	    pg_json_get_string(o, "cc_author_on", 0, &cc, err) < 0 ||
+	    pg_config_string(o, "patch_url_template", 0, dir, &m->patch_url_template, err) < 0)
+		goto fail;
+	v = m->timeout_s;
+	if (pg_json_get_int(o, "timeout_s", 0, 1, CTL_MAIL_TIMEOUT_MAX_S, &v, err) < 0)
+		goto fail;
+	m->timeout_s = (int)v;
+	if (m->smtp_url && smtp_check_url(m->smtp_url, &tls, err) < 0) {
+		pg_err_prefix(err, "field 'smtp_url'");
+		goto fail;
+	}
+	if (starttls && smtp_starttls_parse(starttls, &m->starttls) < 0) {
+		pg_err_set(err, PG_EINVAL, "field 'starttls': '%s' is not required, optional or "
+			   "off", starttls);
+		goto fail;
+	}
+	if (cc && report_cc_author_parse(cc, &m->cc_author_on) < 0) {
+		pg_err_set(err, PG_EINVAL, "field 'cc_author_on': '%s' is not failure, never or "
+			   "always", cc);
+		goto fail;
+	}
+	if (!m->username != !m->password_file) {
+		pg_err_set(err, PG_EINVAL, "field '%s': missing (username and password_file go "
+			   "together)", m->username ? "password_file" : "username");
+		goto fail;
+	}
+	/* "optional" would hand the password to whoever strips STARTTLS. */
+	if (m->username && m->smtp_url && !tls && m->starttls != SMTP_STARTTLS_REQUIRED) {
+		pg_err_set(err, PG_EINVAL, "field 'starttls': a password is only sent over TLS: "
+			   "use \"required\" or an smtps:// URL");
+		goto fail;
+	}
+	if ((m->from && ctl_mail_mailbox("from", m->from, &m->from_name, &m->from_addr,
+					 err) < 0) ||
+	    ctl_mail_mailbox("to", m->to, &m->to_name, &m->to_addr, err) < 0)
+		goto fail;
+	if (report_mail_patch_url(m->patch_url_template, 1, url, sizeof(url), err) < 0) {
+		pg_err_prefix(err, "field 'patch_url_template'");
+		goto fail;
+	}
+	if (m->enabled && (!m->smtp_url || !m->from)) {
+		pg_err_set(err, PG_EINVAL, "field '%s': missing (mail is enabled)",
+			   !m->smtp_url ? "smtp_url" : "from");
+		goto fail;
+	}
+	return 0;
+fail:
+	pg_err_prefix(err, "field 'mail'");
+	return -1;
+}
+
+static void ctl_mail_free(struct ctl_mail *m)
+{
+	free(m->smtp_url);
+	free(m->username);
+	free(m->password_file);
+	free(m->ca_file);
+	free(m->from);
+	free(m->from_name);
+	free(m->from_addr);
+	free(m->to);
+	free(m->to_name);
+	free(m->to_addr);
+	free(m->patch_url_template);
+}
+
 static void ctl_api_free(struct ctl_api *a)
 {
 	free(a->listen);
@@ -326,6 +441,7 @@ void ctl_config_free(struct ctl_config *c)
 	free(c->project);
 	ctl_sources_free(c->sources, c->n_sources);
 	ctl_api_free(&c->api);
+	ctl_mail_free(&c->mail);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -346,7 +462,14 @@ static int ctl_config_defaults(struct ctl_config *c, struct pg_err *err)
 	c->api.max_attempts = CTL_API_MAX_ATTEMPTS;
 	c->api.max_body_bytes = CTL_API_MAX_BODY;
 	c->api.threads = CTL_API_THREADS;
-	if (!c->db || !c->data_dir || !c->profiles_dir || !c->log_level || !c->project)
+	c->mail.starttls = SMTP_STARTTLS_REQUIRED;
+	c->mail.cc_author_on = REPORT_CC_AUTHOR_FAILURE;
+	c->mail.timeout_s = CTL_MAIL_TIMEOUT_S;
+	c->mail.to = strdup(CTL_MAIL_TO);
+	c->mail.to_addr = strdup(CTL_MAIL_TO);
+	c->mail.patch_url_template = strdup(CTL_MAIL_PATCH_URL);
+	if (!c->db || !c->data_dir || !c->profiles_dir || !c->log_level || !c->project ||
+	    !c->mail.to || !c->mail.to_addr || !c->mail.patch_url_template)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
 	return 0;
 }
@@ -365,7 +488,8 @@ static int ctl_config_parse(void *cfg, const cJSON *root, const char *dir,
 	    pg_config_string(root, "project", 0, dir, &c->project, err) < 0 ||
 	    ctl_config_sources(c, root, dir, err) < 0 ||
 	    ctl_config_intake(c, root, err) < 0 ||
-	    ctl_config_api(c, root, dir, err) < 0)
+	    ctl_config_api(c, root, dir, err) < 0 ||
+	    ctl_config_mail(c, root, dir, err) < 0)
 		return -1;
 	if (!ctl_name_ok(c->project))
 		return pg_err_set(err, PG_EINVAL, "field 'project': '%s' must be letters, digits, "
@@ -422,6 +546,30 @@ static int ctl_api_to_json(cJSON *o, const struct ctl_api *a)
 out:
 	free(url);
 	return rc;
+}
+
+/* "mail": every member, defaults filled in; the password is never read
+ * here, only its file named. */
+static int ctl_mail_to_json(cJSON *o, const struct ctl_mail *m)
+{
+	cJSON *mail = cJSON_AddObjectToObject(o, "mail");
+
+	if (!mail ||
+	    !cJSON_AddBoolToObject(mail, "enabled", m->enabled) ||
+	    (m->smtp_url && !cJSON_AddStringToObject(mail, "smtp_url", m->smtp_url)) ||
+	    !cJSON_AddStringToObject(mail, "starttls", smtp_starttls_name(m->starttls)) ||
+	    (m->username && !cJSON_AddStringToObject(mail, "username", m->username)) ||
+	    (m->password_file &&
+	     !cJSON_AddStringToObject(mail, "password_file", m->password_file)) ||
+	    (m->ca_file && !cJSON_AddStringToObject(mail, "ca_file", m->ca_file)) ||
+	    (m->from && !cJSON_AddStringToObject(mail, "from", m->from)) ||
+	    !cJSON_AddStringToObject(mail, "to", m->to) ||
+	    !cJSON_AddStringToObject(mail, "cc_author_on",
+				     report_cc_author_name(m->cc_author_on)) ||
+	    !cJSON_AddNumberToObject(mail, "timeout_s", m->timeout_s) ||
+	    !cJSON_AddStringToObject(mail, "patch_url_template", m->patch_url_template))
+		return -1;
+	return 0;
 }
 
 char *ctl_api_url(const struct ctl_api *a)
@@ -490,7 +638,7 @@ cJSON *ctl_config_to_json(const struct ctl_config *c)
 		if (!cJSON_AddStringToObject(intake, "since", since))
 			goto fail;
 	}
-	if (ctl_api_to_json(o, &c->api) < 0)
+	if (ctl_api_to_json(o, &c->api) < 0 || ctl_mail_to_json(o, &c->mail) < 0)
 		goto fail;
 	return o;
 fail:

@@ -36,6 +36,35 @@
  *                                               admin endpoints answer 403,
  *                  "lease_s": 60, "max_attempts": 3,
  *                  "max_body_bytes": 16777216, "threads": 4}
+ *   mail          test-report mails in DPDK's CI format (report_mail.h),
+ *                 sent over SMTP (smtp.h).  All members optional; the
+ *                 section is checked even when not enabled:
+ *                 {"enabled": false          send them at all,
+ *                  "smtp_url": "smtp://mail.example.org:587/lab.example.org"
+ *                                 smtp:// (STARTTLS per starttls) or
+ *                                 smtps:// (TLS at once); the path is the
+ *                                 EHLO name; no user@ (required when enabled),
+ *                  "starttls": "required"   or "optional", "off" (smtp://);
+ *                                 a username needs "required" or smtps://,
+ *                  "username": "perfgate",  AUTH (PLAIN, LOGIN... as the
+ *                                 server offers), with
+ *                  "password_file": "..."   whose first line is the
+ *                                 password (never in this file; mode 600),
+ *                  "ca_file": "..."         PEM CAs to trust instead of
+ *                                 the system's (a test or private relay),
+ *                  "from": "perfgate <perfgate@lab.example.org>"
+ *                                 sender (envelope and From:); its domain
+ *                                 names the Message-IDs (required when
+ *                                 enabled),
+ *                  "to": "test-report@dpdk.org",
+ *                  "cc_author_on": "failure"   copy the patch's author on
+ *                                 fail and warning (DPDK's labs), or
+ *                                 "never", "always",
+ *                  "timeout_s": 60            the whole SMTP exchange (1..600;
+ *                                 connecting gets at most 10 s of it),
+ *                  "patch_url_template": "http://patches.dpdk.org/patch/{id}/"
+ *                                 the URL line of the report; dpdk.org's bot
+ *                                 only recognises http:// URLs}
  */
 
 #include <stdbool.h>
@@ -45,6 +74,8 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "report_mail.h"
+#include "smtp.h"
 
 enum ctl_source_type {
 	CTL_SOURCE_PUBLIC_INBOX,
@@ -89,6 +120,27 @@ struct ctl_api {
 #define CTL_API_BODY_MIN 1024
 #define CTL_API_BODY_MAX (1024LL << 20)
 
+/* The "mail" section (see above). */
+struct ctl_mail {
+	bool enabled;
+	char *smtp_url;		/* NULL when not set */
+	enum smtp_starttls starttls;
+	char *username;		/* NULL when not set */
+	char *password_file;	/* absolute; NULL when not set */
+	char *ca_file;		/* absolute; NULL when not set */
+	char *from;		/* as written; NULL when not set */
+	char *from_name;	/* its display name, NULL when none */
+	char *from_addr;	/* its address, NULL when from is not set */
+	char *to;		/* as written */
+	char *to_name;
+	char *to_addr;
+	enum report_cc_author cc_author_on;
+	int timeout_s;
+	char *patch_url_template;
+};
+
+#define CTL_MAIL_TIMEOUT_MAX_S 600
+
 struct ctl_config {
 	char *path;		/* the file read; NULL when built-in defaults */
 	char *db;
@@ -102,6 +154,7 @@ struct ctl_config {
 	size_t n_sources;
 	struct ctl_intake intake;
 	struct ctl_api api;
+	struct ctl_mail mail;
 };
 
 /* The default configuration file, SYSCONFDIR/perfgate/controller.json. */

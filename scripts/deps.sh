@@ -8,8 +8,10 @@ set -eu
 BUILD="build-essential pkg-config libcurl4-openssl-dev libgit2-dev libssh-dev
 libcjson-dev libsqlite3-dev libmicrohttpd-dev libssl-dev"
 # Tests: the unit test framework, sanitizer runtimes come with gcc, the
-# sqlite3 shell for inspecting stores, git for fixtures.
-TESTS="libcmocka-dev sqlite3 git ca-certificates clang libclang-rt-14-dev jq public-inbox python3 curl"
+# sqlite3 shell for inspecting stores, git for fixtures, an SMTP server
+# (aiosmtpd, unprivileged, any port) and openssl for its test certificates.
+TESTS="libcmocka-dev sqlite3 git ca-certificates clang libclang-rt-14-dev jq public-inbox python3 curl
+python3-aiosmtpd openssl"
 # Agent execution and its end-to-end tests: DPDK's build tools (meson,
 # ninja, ccache, pyelftools for pmdinfogen, libnuma), bubblewrap for the
 # sandbox, Debian's DPDK 22.11 binaries (captured outputs for the parsers)
