@@ -105,6 +105,18 @@ struct pg_proc {
 	volatile sig_atomic_t *cancel_flag;
 	bool (*cancel_cb)(void *arg);
 	void *cancel_arg;
+	/*
+	 * Output hook, optional: called by pg_proc_wait() with each chunk of
+	 * output as it is read (all of it, in order, also past output_max),
+	 * after the chunk went to the file and the tail, so that a log can
+	 * be streamed while the child runs.  Chunks are not aligned to
+	 * lines.  It runs in the thread that waits, between polls: a slow
+	 * hook delays the deadline and cancel checks by as long as it takes
+	 * (and the child blocks once the pipe is full), so keep it short or
+	 * buffer.  It must not touch this struct.
+	 */
+	void (*output_cb)(void *arg, const char *data, size_t len);
+	void *output_arg;
 
 	/* Set by pg_proc_start(). */
 	pid_t pid;		/* also the process group id */
