@@ -33,7 +33,8 @@ static const char *const build_env_fixed[] = {
 	"PATH=/usr/bin:/bin:/usr/sbin:/sbin",
 	"HOME=/tmp",
 	"TMPDIR=/tmp",
-	"LC_ALL=C.UTF-8",
+	/* Plain ASCII messages; Python (meson) still runs in UTF-8 mode. */
+	"LC_ALL=C",
 	"NINJA_STATUS=[%f/%t] ",
 	"CCACHE_NOHASHDIR=1",
 	NULL

@@ -32,7 +32,8 @@
  * tree read-only, the build and ccache directories read-write; see
  * agent/sandbox.h), with a fixed environment: PATH=/usr/bin:/bin:/usr/sbin:
  * /sbin (/usr/bin first, so that python3 is the system one with elftools),
- * HOME=/tmp, TMPDIR=/tmp, LC_ALL=C.UTF-8, NINJA_STATUS="[%f/%t] ", and
+ * HOME=/tmp, TMPDIR=/tmp, LC_ALL=C (ASCII messages), NINJA_STATUS="[%f/%t] "
+ * (ninja, writing to a pipe, also strips the compilers' colours), and
  * ccache: CCACHE_DIR=ccache_dir, CCACHE_BASEDIR=ccache_basedir,
  * CCACHE_NOHASHDIR=1 (debugoptimized has -g: without it ccache hashes the
  * working directory), or CCACHE_DISABLE=1 when ccache_dir is NULL.  meson
