@@ -323,8 +323,17 @@ int sandbox_wrap(const struct sandbox_cfg *c, const struct sandbox_cmd *cmd, cha
 
 	if (c->cpu_s || c->memory_mb || c->max_procs) {
 		vec_add(&a, SANDBOX_PRLIMIT);
-		if (c->cpu_s)
-			vec_addnum(&a, "--cpu=", (long long)c->cpu_s);
+		/* Soft below hard, so that the process sees SIGXCPU ("CPU
+		 * time limit exceeded") before SIGKILL. */
+		if (c->cpu_s) {
+			char soft[NUM_MAX];
+			int n = snprintf(soft, sizeof(soft), "--cpu=%lld:", (long long)c->cpu_s);
+
+			if (n < 0 || (size_t)n >= sizeof(soft))
+				a.nomem = true;	/* cannot happen */
+			else
+				vec_addnum(&a, soft, (long long)c->cpu_s + SANDBOX_CPU_GRACE_S);
+		}
 		if (c->memory_mb)
 			vec_addnum(&a, "--data=", (long long)c->memory_mb * mib);
 		if (c->max_procs)

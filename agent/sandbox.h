@@ -7,7 +7,7 @@
  * the list.  A command is wrapped into a longer argument vector for
  * lib/proc.h (never a shell string):
  *
- *   /usr/bin/prlimit --cpu=S --data=B --nproc=N --
+ *   /usr/bin/prlimit --cpu=S:S+10 --data=B --nproc=N --
  *   /usr/bin/setpriv --reuid=U --regid=G --clear-groups --      (agent is root)
  *   /usr/bin/bwrap --unshare-all --unshare-user --disable-userns
  *       --die-with-parent  <system dirs read-only>  --dev /dev --proc /proc
@@ -32,11 +32,12 @@
  *     memory_mb at most); the directories the caller names, bound at the
  *     same paths, read-write or read-only;
  *   - limits per process (prlimit(1) before anything runs): RLIMIT_CPU
- *     cpu_s seconds (SIGXCPU, then SIGKILL), RLIMIT_DATA memory_mb (a
- *     malloc beyond fails; RLIMIT_DATA rather than RLIMIT_AS because
- *     DPDK's EAL reserves hundreds of GiB of address space with
- *     PROT_NONE, which RLIMIT_AS counts and RLIMIT_DATA does not) and
- *     RLIMIT_NPROC max_procs (counted per user: a fork bomb stops there).
+ *     cpu_s seconds (SIGXCPU, then SIGKILL SANDBOX_CPU_GRACE_S later),
+ *     RLIMIT_DATA memory_mb (a malloc beyond fails; RLIMIT_DATA rather
+ *     than RLIMIT_AS because DPDK's EAL reserves hundreds of GiB of
+ *     address space with PROT_NONE, which RLIMIT_AS counts and
+ *     RLIMIT_DATA does not) and RLIMIT_NPROC max_procs (counted per user:
+ *     a fork bomb stops there).
  *     The whole build or benchmark is bounded by its caller's deadline.
  *   - death with its parent: when the agent dies, the sandbox dies.
  *
@@ -90,6 +91,7 @@
 #define SANDBOX_USER_DEFAULT "perfgate-sandbox"
 #define SANDBOX_CPU_S_DEFAULT 7200
 #define SANDBOX_CPU_S_MAX (7 * 86400)
+#define SANDBOX_CPU_GRACE_S 10	/* hard RLIMIT_CPU above the soft one */
 #define SANDBOX_MEMORY_MB_DEFAULT 8192
 #define SANDBOX_MEMORY_MB_MIN 64
 #define SANDBOX_MEMORY_MB_MAX (1024 * 1024)

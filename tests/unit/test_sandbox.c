@@ -199,7 +199,7 @@ static void test_wrap_root(void **state)
 	assert_int_equal(sandbox_wrap(&c, &cmd, &argv, &err), 0);
 	s = join(argv);
 	assert_string_equal(s,
-		"/usr/bin/prlimit --cpu=7200 --data=8589934592 --nproc=4096 -- "
+		"/usr/bin/prlimit --cpu=7200:7210 --data=8589934592 --nproc=4096 -- "
 		"/usr/bin/setpriv --reuid=999 --regid=995 --clear-groups -- "
 		"/usr/bin/bwrap --unshare-all --unshare-user --disable-userns --die-with-parent "
 		"--ro-bind /usr /usr --ro-bind /etc /etc "
