@@ -12,6 +12,7 @@
 #include "json.h"
 #include "log.h"
 #include "profile.h"
+#include "sandbox.h"
 
 /* The labels as parallel arrays, as profile_host_class_matches() wants
  * them; the strings stay owned by `labels`. */
@@ -79,7 +80,24 @@ fail:
 	return NULL;
 }
 
-int agent_cmd_check_config(const struct agent_config *cfg)
+/* Check the sandbox and say what it is; 0 or -1 (logged). */
+static int agent_sandbox_check(struct agent_config *cfg)
+{
+	struct pg_err err = PG_ERR_INIT;
+	char desc[256];
+
+	if (sandbox_check(&cfg->sandbox, &err) < 0) {
+		fprintf(stderr, "perfgate-agent: %s\n", err.msg);
+		return -1;
+	}
+	if (!cfg->sandbox.enabled)
+		pg_log_warn("sandbox", "disabled: patches from the list run unsandboxed on this host");
+	else
+		pg_log_info("sandbox", "%s", sandbox_describe(&cfg->sandbox, desc, sizeof(desc)));
+	return 0;
+}
+
+int agent_cmd_check_config(struct agent_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
 	struct agent_facts facts;
@@ -90,6 +108,10 @@ int agent_cmd_check_config(const struct agent_config *cfg)
 	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
 				    cfg->n_profiles, &ps, &err) < 0) {
 		fprintf(stderr, "perfgate-agent: %s\n", err.msg);
+		return 1;
+	}
+	if (agent_sandbox_check(cfg) < 0) {
+		profile_set_free(&ps);
 		return 1;
 	}
 	/* The facts decide the labels the configuration leaves out; a host
@@ -115,7 +137,9 @@ int agent_cmd_check_config(const struct agent_config *cfg)
 	return rc;
 }
 
-int agent_cmd_run(const struct agent_config *cfg, bool once)
+int agent_cmd_run(struct agent_config *cfg, bool once)
 {
+	if (agent_sandbox_check(cfg) < 0)
+		return 1;
 	return agent_daemon_run(cfg, once);
 }

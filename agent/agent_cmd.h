@@ -11,11 +11,14 @@
 /* --check-config: print {"config", "profiles", "matches"} normalised, where
  * "matches" lists the labels the agent would register with (the
  * configured ones, "vendor" and "arch" filled from this host's facts when
- * left out) and the host classes and contexts those labels can serve. */
-int agent_cmd_check_config(const struct agent_config *cfg);
+ * left out) and the host classes and contexts those labels can serve.
+ * Fails (1, with the reason) when the sandbox does not work on this host
+ * (sandbox_check(), which also resolves cfg->sandbox's user). */
+int agent_cmd_check_config(struct agent_config *cfg);
 
 /* The daemon (agent_daemon.h): lease and run jobs until SIGTERM, or with
- * `once` one job (exit 0), none within lease_wait_s (exit 3). */
-int agent_cmd_run(const struct agent_config *cfg, bool once);
+ * `once` one job (exit 0), none within lease_wait_s (exit 3).  First checks
+ * the sandbox as --check-config does (exit 1 when it does not work). */
+int agent_cmd_run(struct agent_config *cfg, bool once);
 
 #endif

@@ -24,6 +24,13 @@
  *                   (1..300, default 30)
  *   max_backoff_s   the longest pause between retries when the controller
  *                   is away or refuses the token (1..3600, default 60)
+ *   sandbox         how builds and benchmarks of patches (untrusted code)
+ *                   are confined: {"enabled", "user", "cpu_s", "memory_mb",
+ *                   "max_procs", "allow_unsandboxed", "ro_paths"}, each
+ *                   optional (defaults: enabled, user "perfgate-sandbox",
+ *                   7200 s, 8192 MiB, 4096 processes, no unsandboxed jobs);
+ *                   see agent/sandbox.h.  --check-config and the daemon's
+ *                   start check that the sandbox works on this host.
  */
 
 #include <stddef.h>
@@ -31,6 +38,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "sandbox.h"
 
 struct agent_config {
 	char *path;		/* the file read; NULL when built-in defaults */
@@ -49,6 +57,7 @@ struct agent_config {
 	int lease_wait_s;
 	int request_timeout_s;
 	int max_backoff_s;
+	struct sandbox_cfg sandbox;
 };
 
 #define AGENT_LEASE_WAIT_S_DEFAULT 30

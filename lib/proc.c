@@ -656,6 +656,8 @@ static void take_output(struct pg_proc *p, const char *data, size_t n, struct pg
 	p->priv_file_bytes += to_file;
 	if (tail_add(p, data, n) < 0)
 		note_errno(first, "keep output tail", NULL);
+	if (p->output_cb)
+		p->output_cb(p->output_arg, data, n);
 }
 
 static enum pump_result pump(struct pg_proc *p, struct pg_err *first)

@@ -112,12 +112,25 @@ struct pg_proc {
 	 * gets the struct and may call pg_proc_close_stdin(),
 	 * pg_proc_signal() and pg_proc_kill() on it, and read output_bytes,
 	 * the output file and the tail so far (pg_buf_str(&p->tail), which
-	 * may hold up to twice tail_max bytes until the end); it must not release or restart it.  For
-	 * children driven by what they print: close stdin once a benchmark
-	 * says it is running, stop a test after N result lines.
+	 * may hold up to twice tail_max bytes until the end); it must not
+	 * release or restart it.  For children driven by what they print:
+	 * close stdin once a benchmark says it is running, stop a test
+	 * after N result lines.
 	 */
 	void (*watch_cb)(struct pg_proc *p, void *arg);
 	void *watch_arg;
+	/*
+	 * Output hook, optional: called by pg_proc_wait() with each chunk of
+	 * output as it is read (all of it, in order, also past output_max),
+	 * after the chunk went to the file and the tail, so that a log can
+	 * be streamed while the child runs.  Chunks are not aligned to
+	 * lines.  It runs in the thread that waits, between polls: a slow
+	 * hook delays the deadline and cancel checks by as long as it takes
+	 * (and the child blocks once the pipe is full), so keep it short or
+	 * buffer.  It must not touch this struct.
+	 */
+	void (*output_cb)(void *arg, const char *data, size_t len);
+	void *output_arg;
 
 	/* Set by pg_proc_start(). */
 	pid_t pid;		/* also the process group id */

@@ -19,6 +19,27 @@ python3-aiosmtpd openssl"
 AGENT="meson ninja-build ccache python3-pyelftools libnuma-dev bubblewrap
 dpdk dpdk-dev dpkg-dev xz-utils"
 
+# The user that sandboxed builds and benchmarks run as when the agent runs
+# as root (agent/sandbox.h); the tests use it too.
+SANDBOX_USER=perfgate-sandbox
+
+sandbox_user() {
+	getent passwd "$SANDBOX_USER" >/dev/null 2>&1 && return 0
+	if [ "$(id -u)" -ne 0 ] && [ -z "$SUDO" ]; then
+		# Not needed then: an agent that is not root sandboxes as its own user.
+		echo "deps: note: no user $SANDBOX_USER (an agent running as root needs it)"
+		return 0
+	fi
+	echo "deps: creating the system user $SANDBOX_USER"
+	$SUDO useradd --system --user-group --no-create-home --home-dir /nonexistent \
+		--shell /usr/sbin/nologin "$SANDBOX_USER"
+}
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then
+	SUDO=sudo
+fi
+
 want="$BUILD $TESTS $AGENT"
 missing=""
 for p in $want; do
@@ -28,15 +49,16 @@ for p in $want; do
 done
 if [ -z "$missing" ]; then
 	echo "deps: all $(echo $want | wc -w) packages installed"
+	sandbox_user
 	exit 0
 fi
 echo "deps: installing:$missing"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null 2>&1 || { echo "deps: run as root (or install sudo)" >&2; exit 1; }
-	SUDO=sudo
+if [ "$(id -u)" -ne 0 ] && [ -z "$SUDO" ]; then
+	echo "deps: run as root (or install sudo)" >&2
+	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 # shellcheck disable=SC2086  # word splitting of the package list is wanted
 $SUDO apt-get install -y -q --no-install-recommends $missing
+sandbox_user

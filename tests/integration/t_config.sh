@@ -10,6 +10,23 @@ diff -u tests/configs/golden/controller-etc.json.ok "$TMP/ctl.json" ||
 	fail "normalised controller configuration differs from the golden file"
 expect_rc 0 "$AGENT" --config etc/agent.json --check-config
 expect_grep '"perfgate-demo-Performance"' "$TMP/out"
+# The agent's "config" part only: "matches" holds this host's facts.
+"$AGENT" --config etc/agent.json --check-config 2>/dev/null | jq .config |
+	sed "s|$PG_TOP|@TOP@|g" >"$TMP/agent.json" || fail "agent --check-config | jq"
+diff -u tests/configs/golden/agent-etc.json.ok "$TMP/agent.json" ||
+	fail "normalised agent configuration differs from the golden file"
+# Every sandbox field set, and the sandbox checked with them on this host.
+cat >"$TMP/sandbox.json" <<EOC
+{ "profiles_dir": "$PG_TOP/profiles", "profiles": ["demo.json"],
+  "sandbox": { "enabled": true, "user": "nobody", "cpu_s": 0, "memory_mb": 0, "max_procs": 0,
+  "allow_unsandboxed": true, "ro_paths": ["/usr/local"] } }
+EOC
+expect_rc 0 "$AGENT" --config "$TMP/sandbox.json" --check-config
+expect_grep 'info sandbox: bwrap as (nobody \(uid [0-9]+\)|the agent.s user \(uid [0-9]+\)), no network$' "$TMP/out"
+"$AGENT" --config "$TMP/sandbox.json" --check-config 2>/dev/null | jq -c .config.sandbox \
+	>"$TMP/sandbox.out" || fail "agent --check-config | jq"
+echo '{"enabled":true,"user":"nobody","cpu_s":0,"memory_mb":0,"max_procs":0,"allow_unsandboxed":true,"ro_paths":["/usr/local"]}' |
+	diff -u - "$TMP/sandbox.out" || fail "sandbox fields not printed as set"
 for f in controller agent; do
 	sed -e "s|@DATADIR@|$PG_TOP/build-share|; s|@LOCALSTATEDIR@|$TMP/var|" \
 		"etc/$f.json.in" >"$TMP/$f.json"
@@ -43,7 +60,7 @@ for f in tests/configs/controller/*.json tests/configs/agent/*.json; do
 	diff -u "${f%.json}.err" "$TMP/out" || fail "wrong message for $f"
 	n=$((n + 1))
 done
-[ "$n" -ge 10 ] || fail "only $n broken configurations found"
+[ "$n" -ge 17 ] || fail "only $n broken configurations found"
 
 # Broken profiles, through the daemons' --check-config: same messages as
 # the unit test expects from the loader, prefixed by the program name.

@@ -717,6 +717,63 @@ static unsigned long long status_mask(const char *status, const char *field)
 	return v;
 }
 
+struct collected {
+	struct pg_buf text;
+	int calls;
+	const char *go_path;	/* created once "first" has been seen */
+};
+
+static void collect_output(void *arg, const char *data, size_t len)
+{
+	struct collected *c = arg;
+
+	c->calls++;
+	assert_int_equal(pg_buf_add(&c->text, data, len), 0);
+	if (strstr(pg_buf_str(&c->text), "first\n") && access(c->go_path, F_OK) < 0)
+		write_file(c->go_path, "", 0644);
+}
+
+/* The hook sees every byte in order, beyond the file's cap and the tail
+ * too, while the child runs: the child waits for a file that only the
+ * hook creates, once it has seen the first line. */
+static void test_output_callback(void **state)
+{
+	const char *script =
+		"echo first; while [ ! -e \"$1\" ]; do sleep 0.01; done; "
+		"i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done; echo last >&2";
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_proc p = PG_PROC_INIT;
+	struct collected c = { PG_BUF_INIT(PG_BUF_NOLIMIT), 0, NULL };
+	struct pg_buf file = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	char log[PATH_MAX], go[PATH_MAX];
+	const char *argv[] = { "sh", "-c", script, "sh", go, NULL };
+
+	path_in(*state, "out.log", log, sizeof(log));
+	path_in(*state, "go", go, sizeof(go));
+	c.go_path = go;
+	p.argv = argv;
+	p.output_path = log;
+	p.output_max = 100;
+	p.tail_max = 15;	/* exactly "line 1999\nlast\n" */
+	p.timeout_ms = 60000;
+	p.output_cb = collect_output;
+	p.output_arg = &c;
+	assert_int_equal(pg_proc_run(&p, &err), 0);
+	assert_true(pg_proc_succeeded(&p));
+	assert_true(c.calls >= 2);
+	assert_int_equal(c.text.len, p.output_bytes);
+	assert_true(strncmp(pg_buf_str(&c.text), "first\nline 0\nline 1\n", 20) == 0);
+	assert_non_null(strstr(pg_buf_str(&c.text), "line 1999\nlast\n"));
+	assert_true(p.output_truncated);
+	read_file(log, &file);
+	assert_int_equal(file.len, 100);
+	assert_memory_equal(file.data, c.text.data, 100);
+	assert_string_equal(pg_buf_str(&p.tail), "line 1999\nlast\n");
+	pg_proc_release(&p);
+	pg_buf_release(&c.text);
+	pg_buf_release(&file);
+}
+
 static void test_signals_reset_in_child(void **state)
 {
 	/* A daemon ignores SIGPIPE and blocks signals; its children must
@@ -858,6 +915,7 @@ int main(void)
 		T(test_release_kills_running_child),
 		T(test_workdir),
 		T(test_signals_reset_in_child),
+		T(test_output_callback),
 #undef T
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef AGENT_BUILD_H
+#define AGENT_BUILD_H
+
+/*
+ * Build one DPDK tree in one persistent build directory with meson and
+ * ninja, so that a job costs an incremental build, not a cold one.
+ *
+ *   1. VERSION of the source tree read (and compared with the job's
+ *      tree.version: a mismatch is noted in the log and the result, since
+ *      the planner chose the version-gated meson options by it).
+ *   2. `meson setup` only when needed.  The options of the last successful
+ *      setup are kept in a stamp file BESIDE the build directory
+ *      (BUILD_DIR.setup.json, out of reach of the sandboxed build):
+ *        - no stamp, or no build.ninja: the directory's contents are
+ *          removed and it is set up afresh ("fresh"; also after a setup
+ *          that failed or was interrupted);
+ *        - another meson version or source directory, or an option that
+ *          was set before is gone now (meson keeps old values, so only a
+ *          new directory forgets one): removed and set up afresh ("wipe");
+ *        - values changed or options added: `meson setup --reconfigure`
+ *          with every option ("reconfigure"), which keeps the objects;
+ *        - the same: no setup at all ("none"); ninja still regenerates by
+ *          itself when a meson.build changed.
+ *      The command is `meson setup -Dbuildtype=B -Dc_args=C -Dname=value...
+ *      BUILD SRC` (c_args always given, empty when the job has none, so
+ *      that dropping it is a value change).  The stamp is removed before
+ *      a setup runs and written (atomically) only after it succeeded.
+ *   3. `ninja -C BUILD [targets]`.
+ *
+ * Each command runs in the sandbox when spec->sandbox is set (the source
+ * tree read-only, the build and ccache directories read-write; see
+ * agent/sandbox.h), with a fixed environment: PATH=/usr/bin:/bin:/usr/sbin:
+ * /sbin (/usr/bin first, so that python3 is the system one with elftools),
+ * HOME=/tmp, TMPDIR=/tmp, LC_ALL=C (ASCII messages), NINJA_STATUS="[%f/%t] "
+ * (ninja, writing to a pipe, also strips the compilers' colours), and
+ * ccache: CCACHE_DIR=ccache_dir, CCACHE_BASEDIR=ccache_basedir,
+ * CCACHE_NOHASHDIR=1 (debugoptimized has -g: without it ccache hashes the
+ * working directory), or CCACHE_DISABLE=1 when ccache_dir is NULL.  meson
+ * picks up ccache itself, from PATH.
+ *
+ * ccache hits across build directories (a wiped directory, a new
+ * worktree) need the same relative paths: give every (tree, side) one
+ * directory that holds both its source and its build directories, e.g.
+ * WORK/dpdk/base/{src,build-release} and WORK/dpdk/patched/{src,...},
+ * with ccache_basedir = WORK; and one ccache_dir per build type on a host
+ * (WORK/ccache/release).
+ *
+ * The whole output (the commands as "+ meson setup ...", perfgate's notes
+ * as "perfgate: ...", then meson's and ninja's output) goes to log_path
+ * (appended) and, as it comes, to spec->log in chunks of whole lines
+ * (flushed at least every second and at the end).
+ *
+ * Trust: the sandboxed build can write its build directory and the ccache
+ * directory, which later builds reuse.  That protects the host, not later
+ * measurements, from a patch written to skew them.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+#include "sandbox.h"
+
+#define BUILD_TAIL_MAX (8 * 1024)	/* bytes of log kept in build_result.tail */
+#define BUILD_VERSION_MAX 32
+#define BUILD_OPTIONS_MAX 128
+#define BUILD_STAMP_SUFFIX ".setup.json"
+
+struct build_spec {
+	const char *src_dir;		/* absolute; the tree to build */
+	const char *build_dir;		/* absolute; created when missing */
+	const char *ccache_dir;		/* absolute; NULL: ccache disabled */
+	const char *ccache_basedir;	/* absolute; NULL: none */
+	const char *log_path;		/* appended to; its directory must exist */
+	const char *buildtype;		/* "release", "debugoptimized", ... */
+	/* {"name": "value", ...}: strings, names [a-z0-9_]+ other than
+	 * buildtype and c_args; NULL for none.  The job spec's
+	 * build.meson_options, as the planner made them for the version. */
+	const cJSON *meson_options;
+	const char *c_args;		/* NULL: none */
+	const char *const *targets;	/* ninja targets, NULL-terminated; NULL: all */
+	const char *expect_version;	/* the job's tree.version; NULL: unknown */
+	unsigned int timeout_s;		/* the whole build; 0: none */
+	const struct sandbox_cfg *sandbox;	/* resolved; NULL: unsandboxed */
+	/* Optional.  log gets the output as it comes; stopped is polled at
+	 * least every 100 ms (true: stop now, e.g. the job was cancelled). */
+	void (*log)(void *arg, const char *text, size_t len);
+	bool (*stopped)(void *arg);
+	void *arg;
+};
+
+struct build_result {
+	bool ok;		/* built */
+	bool stopped;		/* spec->stopped() ended it */
+	bool timed_out;		/* timeout_s passed */
+	/* The sandbox itself could not start (bwrap, setpriv or prlimit
+	 * failed before the command ran): an infrastructure error, not a
+	 * build failure. */
+	bool sandbox_failed;
+	bool setup_ran;		/* meson setup ran (see setup) */
+	const char *setup;	/* "none", "fresh", "wipe", "reconfigure" */
+	long steps;		/* ninja's "[N/M]" lines; 0 for "no work to do" */
+	uint64_t duration_ms;	/* the whole call */
+	uint64_t setup_ms;
+	uint64_t ninja_ms;
+	/* What failed and how, e.g. "ninja: exited 1", "meson setup: killed
+	 * by signal 15 (timeout after 60000 ms)"; NULL when ok.  malloc'd. */
+	char *failed_step;
+	char *tail;		/* the log's last BUILD_TAIL_MAX bytes; malloc'd */
+	char *version;		/* VERSION of the tree; malloc'd, NULL if unreadable */
+	bool version_mismatch;	/* version differs from spec->expect_version */
+};
+
+#define BUILD_RESULT_INIT { .setup = "none" }
+
+/*
+ * Build.  Returns 0 when the build ran to an outcome: res->ok says
+ * whether it built; otherwise failed_step and tail say why, and stopped,
+ * timed_out and sandbox_failed how.  Returns -1 with err when it could not
+ * run at all: a bad spec (PG_EINVAL: missing field, bad option name or
+ * value type), no VERSION file in src_dir (PG_ENOTFOUND), the build
+ * directory or log cannot be made or written, meson or ninja cannot be
+ * started (PG_EIO, PG_ENOTFOUND), out of memory.  res is filled as far as
+ * it got either way; release it with build_result_release().
+ */
+int build_dpdk(const struct build_spec *spec, struct build_result *res, struct pg_err *err);
+
+void build_result_release(struct build_result *res);
+
+/* DPDK's VERSION file of src_dir, e.g. "22.11.11" or "24.11.0-rc1".
+ * *version is malloc'd.  Returns 0, or -1: PG_ENOTFOUND (no file),
+ * PG_EINVAL (not a version), PG_EIO. */
+int build_read_version(const char *src_dir, char **version, struct pg_err *err);
+
+/*
+ * Pure helpers, exposed for tests.
+ */
+
+/* The first line of a VERSION file's text, trimmed: it must start with a
+ * digit and hold only [0-9A-Za-z.+_-], at most BUILD_VERSION_MAX bytes.
+ * *out malloc'd.  Returns 0 or -1 (PG_EINVAL, PG_ENOMEM). */
+int build_parse_version(const char *text, size_t len, char **out, struct pg_err *err);
+
+/* One line of ninja output (without its newline): 1 with *done and *total
+ * for "[N/M] ...", 2 for "ninja: no work to do.", 0 otherwise. */
+int build_ninja_line(const char *line, size_t len, long *done, long *total);
+
+/* The stamp of a spec: {"meson": meson_version, "src_dir": ..., "options":
+ * {"buildtype": ..., "c_args": ..., name: value...}} with options sorted
+ * by name.  NULL with err on a bad option or out of memory. */
+cJSON *build_stamp(const struct build_spec *spec, const char *meson_version,
+		   struct pg_err *err);
+
+enum build_setup {
+	BUILD_SETUP_NONE = 0,
+	BUILD_SETUP_FRESH,
+	BUILD_SETUP_WIPE,
+	BUILD_SETUP_RECONFIGURE,
+};
+
+/* What setup a build directory with stamp `old` (NULL: none) needs for
+ * stamp `want` (see the top of this file; build.ninja is the caller's
+ * check). */
+enum build_setup build_setup_needed(const cJSON *old, const cJSON *want);
+
+/* "none", "fresh", "wipe", "reconfigure". */
+const char *build_setup_name(enum build_setup s);
+
+/* The meson argument vector for a setup (`meson setup [--reconfigure]
+ * -Dbuildtype=... -Dc_args=... -Dname=value... BUILD SRC`) from a stamp's
+ * options; malloc'd, free with sandbox_argv_free().  NULL when out of
+ * memory. */
+char **build_meson_argv(const cJSON *stamp, const char *build_dir, const char *src_dir,
+			bool reconfigure);
+
+#endif

@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for agent/build.c: VERSION parsing, ninja progress lines, the
+ * option stamp and what setup it calls for, the meson argument vector, and
+ * build_dpdk() itself, unsandboxed, on a tiny meson project made in a
+ * temporary directory (fresh setup, nothing to do, reconfigure, wipe, a
+ * compile error, a stop, a timeout).  The real DPDK tree and the sandbox
+ * are tests/integration/t_build.sh and t_sandbox.sh.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "buf.h"
+#include "build.h"
+#include "err.h"
+#include "fsutil.h"
+#include "json.h"
+
+static cJSON *parse(const char *text)
+{
+	struct pg_err err = PG_ERR_INIT;
+	cJSON *j = NULL;
+
+	assert_int_equal(pg_json_parse(text, strlen(text), &j, &err), 0);
+	return j;
+}
+
+static void test_parse_version(void **state)
+{
+	static const char *const good[][2] = {
+		{ "22.11.11\n", "22.11.11" },
+		{ "  24.11.0-rc1 \r\n", "24.11.0-rc1" },
+		{ "23.11.0\nsecond line ignored\n", "23.11.0" },
+		{ "25.07.0", "25.07.0" },
+	};
+	static const char *const bad[] = {
+		"", "\n", "   \n", "v22.11\n", "22.11 LTS\n", "22.11;rm\n",
+		"123456789012345678901234567890123\n",
+	};
+	struct pg_err err = PG_ERR_INIT;
+	char *v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(build_parse_version(good[i][0], strlen(good[i][0]), &v, &err), 0);
+		assert_string_equal(v, good[i][1]);
+		free(v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (build_parse_version(bad[i], strlen(bad[i]), &v, &err) == 0)
+			fail_msg("accepted '%s'", bad[i]);
+		assert_int_equal(err.code, PG_EINVAL);
+		assert_null(v);
+	}
+	assert_int_equal(build_parse_version("22.11 LTS", 9, &v, &err), -1);
+	assert_string_equal(err.msg, "VERSION: '22.11 LTS' is not a version");
+	/* len is authoritative: no NUL needed. */
+	assert_int_equal(build_parse_version("21.11.9XYZ", 6, &v, &err), 0);
+	assert_string_equal(v, "21.11.");
+	free(v);
+}
+
+static void test_ninja_line(void **state)
+{
+	long done = -1, total = -1;
+
+	(void)state;
+	assert_int_equal(build_ninja_line("[1/40] Compiling C object x.o", 29, &done, &total), 1);
+	assert_int_equal(done, 1);
+	assert_int_equal(total, 40);
+	assert_int_equal(build_ninja_line("[606/606] Linking target app/test/dpdk-test", 43,
+					  &done, &total), 1);
+	assert_int_equal(done, 606);
+	assert_int_equal(total, 606);
+	assert_int_equal(build_ninja_line("[0/1] Regenerating build files.", 31, &done, &total), 1);
+	assert_int_equal(done, 0);
+	assert_int_equal(build_ninja_line("ninja: no work to do.", 21, &done, &total), 2);
+	done = total = -1;
+	static const char *const no[] = {
+		"", "[", "[1/2", "[1/2 x", "[/2] x", "[1/] x", "[a/b] x", " [1/2] x",
+		"FAILED: lib/x.o", "ninja: build stopped: subcommand failed.",
+		"[1234567890/2] too many digits",
+	};
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		assert_int_equal(build_ninja_line(no[i], strlen(no[i]), &done, &total), 0);
+	assert_int_equal(done, -1);
+	/* A partial "[N/M]" at the end of a bounded buffer is no line. */
+	assert_int_equal(build_ninja_line("[12/34]", 5, &done, &total), 0);
+}
+
+static char *stamp_text(const char *options, const char *c_args, const char *buildtype)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct build_spec spec;
+	cJSON *opts = options ? parse(options) : NULL, *stamp;
+	char *text;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.src_dir = "/w/src";
+	spec.buildtype = buildtype;
+	spec.c_args = c_args;
+	spec.meson_options = opts;
+	stamp = build_stamp(&spec, "1.0.1", &err);
+	assert_non_null(stamp);
+	text = pg_json_print(stamp, false);
+	cJSON_Delete(stamp);
+	cJSON_Delete(opts);
+	return text;
+}
+
+static void test_stamp(void **state)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct build_spec spec;
+	char *t;
+
+	(void)state;
+	t = stamp_text("{\"tests\": \"true\", \"platform\": \"native\", \"examples\": \"\"}",
+		       NULL, "release");
+	assert_string_equal(t, "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+			    "{\"buildtype\":\"release\",\"c_args\":\"\",\"examples\":\"\","
+			    "\"platform\":\"native\",\"tests\":\"true\"}}");
+	free(t);
+	t = stamp_text(NULL, "-DRTE_LIBRTE_MEMPOOL_DEBUG -DX='a b'", "debugoptimized");
+	assert_string_equal(t, "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+			    "{\"buildtype\":\"debugoptimized\","
+			    "\"c_args\":\"-DRTE_LIBRTE_MEMPOOL_DEBUG -DX='a b'\"}}");
+	free(t);
+
+	static const char *const bad[][2] = {
+		{ "[]", "build.meson_options: expected an object, got an array" },
+		{ "{\"Tests\": \"true\"}",
+		  "build.meson_options: 'Tests' is not an option name ([a-z0-9_]+)" },
+		{ "{\"sub:opt\": \"1\"}",
+		  "build.meson_options: 'sub:opt' is not an option name ([a-z0-9_]+)" },
+		{ "{\"tests\": true}", "build.meson_options.tests: expected a string, got a boolean" },
+		{ "{\"buildtype\": \"debug\"}",
+		  "build.meson_options.buildtype: has a field of its own in build" },
+		{ "{\"c_args\": \"-O0\"}", "build.meson_options.c_args: has a field of its own in build" },
+		{ "{\"tests\": \"true\", \"tests\": \"false\"}", "build.meson_options.tests: given twice" },
+	};
+	memset(&spec, 0, sizeof(spec));
+	spec.src_dir = "/w/src";
+	spec.buildtype = "release";
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cJSON *opts = parse(bad[i][0]);
+
+		spec.meson_options = opts;
+		assert_null(build_stamp(&spec, "1.0.1", &err));
+		assert_int_equal(err.code, PG_EINVAL);
+		assert_string_equal(err.msg, bad[i][1]);
+		cJSON_Delete(opts);
+	}
+}
+
+static void test_setup_needed(void **state)
+{
+	cJSON *base = parse("{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+			    "{\"buildtype\":\"release\",\"c_args\":\"\",\"tests\":\"true\"}}");
+	static const struct {
+		const char *old;
+		enum build_setup want;
+	} cases[] = {
+		/* the same */
+		{ "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+		  "{\"tests\":\"true\",\"c_args\":\"\",\"buildtype\":\"release\"}}", BUILD_SETUP_NONE },
+		/* a value changed */
+		{ "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+		  "{\"buildtype\":\"debugoptimized\",\"c_args\":\"\",\"tests\":\"true\"}}",
+		  BUILD_SETUP_RECONFIGURE },
+		{ "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+		  "{\"buildtype\":\"release\",\"c_args\":\"-DX\",\"tests\":\"true\"}}",
+		  BUILD_SETUP_RECONFIGURE },
+		/* an option added */
+		{ "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+		  "{\"buildtype\":\"release\",\"c_args\":\"\"}}", BUILD_SETUP_RECONFIGURE },
+		/* an option removed: meson would keep its old value */
+		{ "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+		  "{\"buildtype\":\"release\",\"c_args\":\"\",\"tests\":\"true\","
+		  "\"enable_apps\":\"test-pmd\"}}", BUILD_SETUP_WIPE },
+		/* another meson, another tree */
+		{ "{\"meson\":\"0.63.0\",\"src_dir\":\"/w/src\",\"options\":"
+		  "{\"buildtype\":\"release\",\"c_args\":\"\",\"tests\":\"true\"}}", BUILD_SETUP_WIPE },
+		{ "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/other\",\"options\":"
+		  "{\"buildtype\":\"release\",\"c_args\":\"\",\"tests\":\"true\"}}", BUILD_SETUP_WIPE },
+		/* damaged stamps */
+		{ "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\"}", BUILD_SETUP_WIPE },
+		{ "{}", BUILD_SETUP_WIPE },
+		{ "{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+		  "{\"buildtype\":\"release\",\"c_args\":\"\",\"tests\":true}}",
+		  BUILD_SETUP_RECONFIGURE },
+	};
+
+	(void)state;
+	assert_int_equal(build_setup_needed(NULL, base), BUILD_SETUP_FRESH);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *old = parse(cases[i].old);
+		enum build_setup got = build_setup_needed(old, base);
+
+		if (got != cases[i].want)
+			fail_msg("case %zu: %s, expected %s", i, build_setup_name(got),
+				 build_setup_name(cases[i].want));
+		cJSON_Delete(old);
+	}
+	assert_string_equal(build_setup_name(BUILD_SETUP_RECONFIGURE), "reconfigure");
+	cJSON_Delete(base);
+}
+
+static void test_meson_argv(void **state)
+{
+	cJSON *stamp = parse("{\"meson\":\"1.0.1\",\"src_dir\":\"/w/src\",\"options\":"
+			     "{\"buildtype\":\"release\",\"c_args\":\"-DA -DB='x y'\","
+			     "\"examples\":\"\",\"tests\":\"true\"}}");
+	static const char *const want[] = {
+		"meson", "setup", "-Dbuildtype=release", "-Dc_args=-DA -DB='x y'", "-Dexamples=",
+		"-Dtests=true", "/w/build", "/w/src", NULL,
+	};
+	char **argv = build_meson_argv(stamp, "/w/build", "/w/src", false);
+	size_t i;
+
+	(void)state;
+	assert_non_null(argv);
+	for (i = 0; want[i]; i++)
+		assert_string_equal(argv[i], want[i]);
+	assert_null(argv[i]);
+	sandbox_argv_free(argv);
+	argv = build_meson_argv(stamp, "/w/build", "/w/src", true);
+	assert_string_equal(argv[2], "--reconfigure");
+	assert_string_equal(argv[3], "-Dbuildtype=release");
+	sandbox_argv_free(argv);
+	cJSON_Delete(stamp);
+}
+
+/* --- build_dpdk() on a tiny meson project --- */
+
+struct fixture {
+	char dir[64];
+	char src[128];
+	char build[128];
+	char log[128];
+	struct pg_buf streamed;
+	int stop_polls;		/* stop after this many polls; 0: never */
+	int polls;
+};
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	struct pg_err err = PG_ERR_INIT;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(pg_write_file_atomic(path, text, strlen(text), 0644, &err), 0);
+}
+
+static const char meson_build[] =
+	"project('tiny', 'c')\n"
+	"exe = executable('hello', 'hello.c', c_args: '-DGREETING=\"' + get_option('greeting') + '\"')\n"
+	"if get_option('slow')\n"
+	"  custom_target('slow', output: 'slow.txt', command: ['sleep', '30'], capture: true,\n"
+	"                build_by_default: true)\n"
+	"endif\n";
+static const char hello_c[] =
+	"#include <stdio.h>\n"
+	"int main(void) { puts(GREETING); return 0; }\n";
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/pg-test-build.XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->src, sizeof(f->src), "%s/src", f->dir);
+	snprintf(f->build, sizeof(f->build), "%s/build", f->dir);
+	snprintf(f->log, sizeof(f->log), "%s/build.log", f->dir);
+	if (mkdir(f->src, 0755) < 0)
+		return -1;
+	write_text(f->src, "VERSION", "1.2.3\n");
+	write_text(f->src, "meson.build", meson_build);
+	write_text(f->src, "meson_options.txt",
+		   "option('greeting', type: 'string', value: 'hello')\n"
+		   "option('slow', type: 'boolean', value: false)\n");
+	write_text(f->src, "hello.c", hello_c);
+	pg_buf_init(&f->streamed, PG_BUF_NOLIMIT);
+	*state = f;
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	int rc = nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+	pg_buf_release(&f->streamed);
+	free(f);
+	return rc;
+}
+
+static void on_log(void *arg, const char *text, size_t len)
+{
+	struct fixture *f = arg;
+
+	assert_int_equal(pg_buf_add(&f->streamed, text, len), 0);
+}
+
+static bool on_stopped(void *arg)
+{
+	struct fixture *f = arg;
+
+	f->polls++;
+	return f->stop_polls && f->polls >= f->stop_polls;
+}
+
+/* Build with these options; the log file is truncated first and must
+ * equal what was streamed. */
+static int run(struct fixture *f, const char *options, const char *c_args,
+	       unsigned int timeout_s, struct build_result *res, struct pg_err *err)
+{
+	struct pg_buf file = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	struct build_spec spec;
+	cJSON *opts = options ? parse(options) : NULL;
+	int rc;
+
+	(void)unlink(f->log);
+	pg_buf_reset(&f->streamed);
+	memset(&spec, 0, sizeof(spec));
+	spec.src_dir = f->src;
+	spec.build_dir = f->build;
+	spec.log_path = f->log;
+	spec.buildtype = "release";
+	spec.meson_options = opts;
+	spec.c_args = c_args;
+	spec.expect_version = "1.2.3";
+	spec.timeout_s = timeout_s;
+	spec.log = on_log;
+	spec.stopped = on_stopped;
+	spec.arg = f;
+	rc = build_dpdk(&spec, res, err);
+	if (rc == 0) {
+		struct pg_err e = PG_ERR_INIT;
+
+		assert_int_equal(pg_read_file(f->log, &file, &e), 0);
+		assert_int_equal(file.len, f->streamed.len);
+		assert_memory_equal(file.data, f->streamed.data, file.len);
+		assert_true(strlen(res->tail) <= BUILD_TAIL_MAX);
+		/* The tail is the end of the log. */
+		assert_true(file.len >= strlen(res->tail));
+		assert_string_equal(file.data + file.len - strlen(res->tail), res->tail);
+	}
+	pg_buf_release(&file);
+	cJSON_Delete(opts);
+	return rc;
+}
+
+static bool file_exists(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void test_build_flow(void **state)
+{
+	struct fixture *f = *state;
+	struct build_result res = BUILD_RESULT_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	char stamp[PATH_MAX];
+
+	/* Fresh. */
+	assert_int_equal(run(f, "{\"greeting\": \"hi\"}", NULL, 0, &res, &err), 0);
+	if (!res.ok)
+		fail_msg("build failed: %s\n%s", res.failed_step, res.tail);
+	assert_string_equal(res.setup, "fresh");
+	assert_true(res.setup_ran);
+	assert_true(res.steps >= 2);	/* compile, link */
+	assert_string_equal(res.version, "1.2.3");
+	assert_false(res.version_mismatch);
+	assert_null(res.failed_step);
+	assert_non_null(strstr(pg_buf_str(&f->streamed), "perfgate: meson setup: fresh"));
+	assert_non_null(strstr(pg_buf_str(&f->streamed),
+			       "+ meson setup -Dbuildtype=release -Dc_args= -Dgreeting=hi "));
+	assert_non_null(strstr(pg_buf_str(&f->streamed), "perfgate: sandbox: unsandboxed\n"));
+	assert_true(file_exists(f->build, "hello"));
+	snprintf(stamp, sizeof(stamp), "%s%s", f->build, BUILD_STAMP_SUFFIX);
+	assert_int_equal(access(stamp, F_OK), 0);
+	build_result_release(&res);
+
+	/* Nothing to do. */
+	assert_int_equal(run(f, "{\"greeting\": \"hi\"}", NULL, 0, &res, &err), 0);
+	assert_true(res.ok);
+	assert_string_equal(res.setup, "none");
+	assert_false(res.setup_ran);
+	assert_int_equal(res.steps, 0);
+	assert_non_null(strstr(res.tail, "ninja: no work to do."));
+	build_result_release(&res);
+
+	/* A value and c_args changed: reconfigured, the object rebuilt. */
+	write_text(f->build, "keep-me", "x");
+	assert_int_equal(run(f, "{\"greeting\": \"hey\"}", "-DEXTRA=1", 0, &res, &err), 0);
+	assert_true(res.ok);
+	assert_string_equal(res.setup, "reconfigure");
+	assert_true(res.steps >= 2);
+	assert_non_null(strstr(pg_buf_str(&f->streamed), "+ meson setup --reconfigure "
+			       "-Dbuildtype=release -Dc_args=-DEXTRA=1 -Dgreeting=hey "));
+	assert_true(file_exists(f->build, "keep-me"));
+	build_result_release(&res);
+
+	/* An option dropped: meson would keep "hey", so the directory is
+	 * wiped and set up again. */
+	assert_int_equal(run(f, NULL, "-DEXTRA=1", 0, &res, &err), 0);
+	assert_true(res.ok);
+	assert_string_equal(res.setup, "wipe");
+	assert_false(file_exists(f->build, "keep-me"));
+	assert_true(file_exists(f->build, "hello"));
+	build_result_release(&res);
+
+	/* A damaged build directory (no build.ninja) is set up afresh even
+	 * though the stamp matches. */
+	{
+		char ninja[PATH_MAX];
+
+		snprintf(ninja, sizeof(ninja), "%s/build.ninja", f->build);
+		assert_int_equal(unlink(ninja), 0);
+	}
+	assert_int_equal(run(f, NULL, "-DEXTRA=1", 0, &res, &err), 0);
+	assert_true(res.ok);
+	assert_string_equal(res.setup, "fresh");
+	build_result_release(&res);
+
+	/* A compile error: an outcome with the compiler's message. */
+	write_text(f->src, "hello.c", "int main(void) { return nope; }\n");
+	assert_int_equal(run(f, NULL, "-DEXTRA=1", 0, &res, &err), 0);
+	assert_false(res.ok);
+	assert_false(res.stopped);
+	assert_false(res.timed_out);
+	assert_string_equal(res.failed_step, "ninja: exited 1");
+	if (!strstr(res.tail, "error: 'nope' undeclared"))
+		fail_msg("tail: %s", res.tail);
+	assert_non_null(strstr(res.tail, "perfgate: ninja: exited 1\n"));
+	assert_null(strchr(res.tail, '\033'));	/* ninja strips the colours */
+	assert_int_equal(res.steps, 1);
+	build_result_release(&res);
+	write_text(f->src, "hello.c", hello_c);
+
+	/* A failing setup leaves no stamp: the next build starts afresh. */
+	assert_int_equal(run(f, "{\"no_such_option\": \"1\"}", NULL, 0, &res, &err), 0);
+	assert_false(res.ok);
+	assert_string_equal(res.failed_step, "meson setup: exited 1");
+	assert_non_null(strstr(res.tail, "no_such_option"));
+	assert_int_equal(access(stamp, F_OK), -1);
+	build_result_release(&res);
+	assert_int_equal(run(f, NULL, NULL, 0, &res, &err), 0);
+	assert_true(res.ok);
+	assert_string_equal(res.setup, "fresh");
+	build_result_release(&res);
+}
+
+static void test_build_stop_and_timeout(void **state)
+{
+	struct fixture *f = *state;
+	struct build_result res = BUILD_RESULT_INIT;
+	struct pg_err err = PG_ERR_INIT;
+
+	/* Stopped while the 30 s step runs. */
+	f->stop_polls = 40;
+	assert_int_equal(run(f, "{\"slow\": \"true\"}", NULL, 0, &res, &err), 0);
+	assert_false(res.ok);
+	assert_true(res.stopped);
+	assert_false(res.timed_out);
+	assert_non_null(strstr(res.failed_step, "(cancelled)"));
+	assert_true(res.duration_ms < 30000);
+	build_result_release(&res);
+
+	/* The deadline covers the whole build. */
+	f->stop_polls = 0;
+	assert_int_equal(run(f, "{\"slow\": \"true\"}", NULL, 3, &res, &err), 0);
+	assert_false(res.ok);
+	assert_false(res.stopped);
+	assert_true(res.timed_out);
+	assert_non_null(strstr(res.failed_step, "timeout after"));
+	build_result_release(&res);
+}
+
+static void test_build_errors(void **state)
+{
+	struct fixture *f = *state;
+	struct build_result res = BUILD_RESULT_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	char path[PATH_MAX];
+
+	/* Not a DPDK tree. */
+	snprintf(path, sizeof(path), "%s/VERSION", f->src);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(run(f, NULL, NULL, 0, &res, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "/src/VERSION': no such file (not a DPDK tree?)"));
+	build_result_release(&res);
+	write_text(f->src, "VERSION", "9.9.9\n");
+
+	/* The job's version differs: noted, built anyway. */
+	assert_int_equal(run(f, NULL, NULL, 0, &res, &err), 0);
+	assert_true(res.ok);
+	assert_true(res.version_mismatch);
+	assert_non_null(strstr(pg_buf_str(&f->streamed),
+			       "perfgate: note: the tree's VERSION is 9.9.9 but the job says 1.2.3"));
+	build_result_release(&res);
+
+	/* A bad option: nothing runs. */
+	assert_int_equal(run(f, "{\"Bad\": \"1\"}", NULL, 0, &res, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_non_null(strstr(err.msg, "'Bad' is not an option name"));
+	build_result_release(&res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_version),
+		cmocka_unit_test(test_ninja_line),
+		cmocka_unit_test(test_stamp),
+		cmocka_unit_test(test_setup_needed),
+		cmocka_unit_test(test_meson_argv),
+		cmocka_unit_test_setup_teardown(test_build_flow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_build_stop_and_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_build_errors, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("build", tests, NULL, NULL);
+}
