@@ -16,7 +16,7 @@
 static const char *const agent_config_fields[] = {
 	"name", "controller_url", "token_file", "labels", "work_dir", "spool_dir",
 	"profiles_dir", "profiles", "log_level", "lease_wait_s", "request_timeout_s",
-	"max_backoff_s", "sandbox", NULL
+	"max_backoff_s", "sandbox", "runner", NULL
 };
 
 void agent_config_free(struct agent_config *c)
@@ -32,6 +32,7 @@ void agent_config_free(struct agent_config *c)
 	free(c->profiles_dir);
 	pg_config_strings_free(c->profiles, c->n_profiles);
 	free(c->log_level);
+	free(c->runner);
 	sandbox_cfg_free(&c->sandbox);
 	memset(c, 0, sizeof(*c));
 }
@@ -49,11 +50,12 @@ static int agent_config_defaults(struct agent_config *c, struct pg_err *err)
 	c->spool_dir = strdup(PG_LOCALSTATEDIR "/perfgate-agent/spool");
 	c->profiles_dir = strdup(PG_DATADIR "/perfgate/profiles");
 	c->log_level = strdup("info");
+	c->runner = strdup(AGENT_RUNNER_DEFAULT);
 	c->lease_wait_s = AGENT_LEASE_WAIT_S_DEFAULT;
 	c->request_timeout_s = AGENT_REQUEST_TIMEOUT_S_DEFAULT;
 	c->max_backoff_s = AGENT_MAX_BACKOFF_S_DEFAULT;
 	if (!c->name || !c->controller_url || !c->work_dir || !c->spool_dir ||
-	    !c->profiles_dir || !c->log_level)
+	    !c->profiles_dir || !c->log_level || !c->runner)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
 	return sandbox_cfg_init(&c->sandbox, err);
 }
@@ -138,6 +140,7 @@ static int agent_config_parse(void *cfg, const cJSON *root, const char *dir,
 	    pg_config_string(root, "profiles_dir", 1, dir, &c->profiles_dir, err) < 0 ||
 	    pg_config_strings(root, "profiles", &c->profiles, &c->n_profiles, err) < 0 ||
 	    pg_config_string(root, "log_level", 0, dir, &c->log_level, err) < 0 ||
+	    pg_config_string(root, "runner", 0, dir, &c->runner, err) < 0 ||
 	    agent_config_int(root, "lease_wait_s", 1, AGENT_LEASE_WAIT_S_MAX,
 			     &c->lease_wait_s, err) < 0 ||
 	    agent_config_int(root, "request_timeout_s", 1, AGENT_REQUEST_TIMEOUT_S_MAX,
@@ -150,6 +153,9 @@ static int agent_config_parse(void *cfg, const cJSON *root, const char *dir,
 		return pg_err_set(err, PG_EINVAL,
 				  "field 'controller_url': '%s' is not an http:// or https:// URL",
 				  c->controller_url);
+	if (strcmp(c->runner, "dpdk") != 0 && strcmp(c->runner, "builtin") != 0)
+		return pg_err_set(err, PG_EINVAL,
+				  "field 'runner': '%.64s' is not \"dpdk\" or \"builtin\"", c->runner);
 	if (!agent_label_ok(c->name))
 		return pg_err_set(err, PG_EINVAL,
 				  "field 'name': '%s' must be letters, digits, '_', '.', '-'", c->name);
@@ -198,6 +204,7 @@ cJSON *agent_config_to_json(const struct agent_config *c)
 		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(c->profiles[i])))
 			goto fail;
 	if (!cJSON_AddStringToObject(o, "log_level", c->log_level) ||
+	    !cJSON_AddStringToObject(o, "runner", c->runner) ||
 	    !cJSON_AddNumberToObject(o, "lease_wait_s", c->lease_wait_s) ||
 	    !cJSON_AddNumberToObject(o, "request_timeout_s", c->request_timeout_s) ||
 	    !cJSON_AddNumberToObject(o, "max_backoff_s", c->max_backoff_s) ||

@@ -24,6 +24,9 @@
  *                   (1..300, default 30)
  *   max_backoff_s   the longest pause between retries when the controller
  *                   is away or refuses the token (1..3600, default 60)
+ *   runner          what runs a job: "dpdk" (default: workspace, builds,
+ *                   benchmarks; agent/runner_dpdk.h) or "builtin" (builds
+ *                   and measures nothing: for tests of the protocol)
  *   sandbox         how builds and benchmarks of patches (untrusted code)
  *                   are confined: {"enabled", "user", "cpu_s", "memory_mb",
  *                   "max_procs", "allow_unsandboxed", "ro_paths"}, each
@@ -54,6 +57,7 @@ struct agent_config {
 	char **profiles;
 	size_t n_profiles;
 	char *log_level;
+	char *runner;
 	int lease_wait_s;
 	int request_timeout_s;
 	int max_backoff_s;
@@ -66,6 +70,8 @@ struct agent_config {
 #define AGENT_REQUEST_TIMEOUT_S_MAX 300
 #define AGENT_MAX_BACKOFF_S_DEFAULT 60
 #define AGENT_MAX_BACKOFF_S_MAX 3600
+
+#define AGENT_RUNNER_DEFAULT "dpdk"
 
 #define AGENT_CONFIG_DEFAULT PG_SYSCONFDIR "/perfgate/agent.json"
 

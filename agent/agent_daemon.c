@@ -20,6 +20,7 @@
 #include "agent_proto.h"
 #include "agent_runner.h"
 #include "agent_spool.h"
+#include "runner_dpdk.h"
 #include "fsutil.h"
 #include "http.h"
 #include "json.h"
@@ -38,6 +39,10 @@ enum {
 
 #define AGENT_PAUSE_SLICE_MS 100
 #define AGENT_LOG_TRIES 3
+/* A series mbox: tries, and how long the controller may be away between
+ * the first and the last (backoff capped at 10 s). */
+#define AGENT_FETCH_TRIES 8
+#define AGENT_FETCH_BACKOFF_MAX_MS 10000
 
 struct agent {
 	const struct agent_config *cfg;
@@ -393,6 +398,33 @@ static void agent_run_log(void *arg, const char *stage, const char *text, size_t
 		    stage, len, err.msg);
 }
 
+static int agent_run_fetch(void *arg, const char *url, struct pg_buf *out, struct pg_err *err)
+{
+	struct agent *a = arg;
+	struct agent_stop stop = { agent_run_stopped, a };
+	enum agent_answer ans = AGENT_ANS_STOPPED;
+
+	for (unsigned int i = 0; i < AGENT_FETCH_TRIES; i++) {
+		ans = agent_proto_mbox(&a->conn, url, out->max, agent_timeout_ms(a), &stop,
+				       &a->resp, err);
+		if (ans == AGENT_ANS_OK) {
+			pg_buf_reset(out);
+			if (pg_buf_add(out, a->resp.body.data ? a->resp.body.data : "",
+				       a->resp.body.len) < 0)
+				return pg_err_set(err, PG_ETOOBIG, "mbox %s: %zu bytes, more than "
+						  "%zu", url, a->resp.body.len, out->max);
+			return 0;
+		}
+		if ((ans != AGENT_ANS_RETRY && ans != AGENT_ANS_AUTH) || i + 1 == AGENT_FETCH_TRIES ||
+		    agent_pause(agent_retry_delay_ms(ans, i, AGENT_FETCH_BACKOFF_MAX_MS, -1,
+						     &a->rnd), AGENT_LEVEL_JOB))
+			break;
+	}
+	if (ans == AGENT_ANS_STOPPED)
+		return pg_err_set(err, PG_ETIMEOUT, "mbox %s: stopped", url);
+	return -1;
+}
+
 /*
  * Deliver the result just spooled.  The daemon at work tries once and
  * leaves retries to its loop; an agent about to exit (stopping, --once)
@@ -434,7 +466,8 @@ static int agent_run_job(struct agent *a, cJSON *json, bool *delivered, struct p
 	struct agent_run run = {
 		.job = &job, .facts = &a->facts, .work_dir = a->cfg->work_dir,
 		.stopped = agent_run_stopped, .progress = agent_run_progress,
-		.log = agent_run_log, .arg = a,
+		.log = agent_run_log, .fetch = agent_run_fetch, .arg = a,
+		.sandbox = &a->cfg->sandbox,
 	};
 	enum agent_cancel cancel;
 	char *text = NULL, *body = NULL;
@@ -659,7 +692,7 @@ int agent_daemon_run(const struct agent_config *cfg, bool once)
 	memset(&a, 0, sizeof(a));
 	a.cfg = cfg;
 	a.once = once;
-	a.runner = agent_runner_builtin;
+	a.runner = strcmp(cfg->runner, "builtin") == 0 ? agent_runner_builtin : agent_runner_dpdk;
 	a.spool.lock_fd = -1;
 	a.rnd = (uint64_t)pg_time_wall_ms() ^ ((uint64_t)getpid() << 32);
 	pg_http_response_init(&a.resp);

@@ -7,9 +7,10 @@
  * protocol (spool, heartbeats, uploads); a runner only does the work,
  * through the hooks of struct agent_run, on the daemon's main thread.
  *
- * This issue ships the built-in runner, which builds and measures nothing;
- * the DPDK runner (workspace, builds, benchmarks) replaces it with the
- * same signature.
+ * Two runners: the DPDK runner (agent/runner_dpdk.h: workspace, builds,
+ * benchmarks), and the built-in one, which builds and measures nothing and
+ * serves tests of the protocol.  The agent configuration's "runner"
+ * chooses.
  */
 
 #include <stdbool.h>
@@ -17,7 +18,9 @@
 
 #include "agent_facts.h"
 #include "agent_job.h"
+#include "buf.h"
 #include "err.h"
+#include "sandbox.h"
 
 struct agent_run {
 	const struct agent_job *job;
@@ -34,7 +37,14 @@ struct agent_run {
 	 * controller cannot take after a few tries is dropped (logged), and
 	 * the job goes on. */
 	void (*log)(void *arg, const char *stage, const char *text, size_t len);
+	/* GET a series mbox the job names (its "mbox_url") from the
+	 * controller into out (bounded by out's maximum), retrying while
+	 * the controller is away for a while.  Returns 0, or -1 with err. */
+	int (*fetch)(void *arg, const char *url, struct pg_buf *out, struct pg_err *err);
 	void *arg;
+	/* This host's sandbox (resolved and checked at start); the runner
+	 * decides per job with sandbox_for_job(). */
+	const struct sandbox_cfg *sandbox;
 };
 
 /*

@@ -314,30 +314,26 @@ static void bench_watch(struct pg_proc *p, void *arg)
 	}
 }
 
-/* argv = wrap + build_dir/program + expanded args; env = def's + extra. */
+/* argv = build_dir/program + expanded args, wrapped in the sandbox when
+ * there is one; env = def's + extra. */
 static int bench_argv(const struct bench_run_spec *s, char ***argv_out, char ***env_out,
 		      struct pg_err *err)
 {
 	const struct bench_def *d = s->def;
-	size_t nw = 0, na = 0, ne = 0, nx = 0, i = 0;
-	char **argv = NULL, **env = NULL;
+	size_t na = 0, ne = 0, nx = 0, i = 0;
+	char **argv = NULL, **env = NULL, **wrapped = NULL;
 	struct pg_buf prog = PG_BUF_INIT(PATH_MAX);
 
-	while (s->wrap && s->wrap[nw])
-		nw++;
 	while (d->args[na])
 		na++;
 	while (d->env[ne])
 		ne++;
 	while (s->env_extra && s->env_extra[nx])
 		nx++;
-	argv = calloc(nw + na + 2, sizeof(*argv));
+	argv = calloc(na + 2, sizeof(*argv));
 	env = calloc(ne + nx + 1, sizeof(*env));
 	if (!argv || !env)
 		goto nomem;
-	for (size_t k = 0; k < nw; k++)
-		if (!(argv[i++] = strdup(s->wrap[k])))
-			goto nomem;
 	if (pg_buf_printf(&prog, "%s/%s", s->build_dir, d->program) < 0)
 		goto nomem;
 	argv[i++] = pg_buf_detach(&prog, NULL);
@@ -350,6 +346,18 @@ static int bench_argv(const struct bench_run_spec *s, char ***argv_out, char ***
 	for (size_t k = 0; k < nx; k++)
 		if (!(env[ne + k] = strdup(s->env_extra[k])))
 			goto nomem;
+	if (s->sandbox) {
+		const char *ro[] = { s->build_dir, NULL };
+		struct sandbox_cmd cmd = {
+			.argv = (const char *const *)argv, .dir = s->build_dir,
+			.ro_paths = ro, .dev_paths = s->dev_paths,
+		};
+
+		if (sandbox_wrap(s->sandbox, &cmd, &wrapped, err) < 0)
+			goto fail;
+		free_strv(argv);
+		argv = wrapped;
+	}
 	*argv_out = argv;
 	*env_out = env;
 	return 0;
@@ -422,9 +430,10 @@ int bench_run_once(const struct bench_run_spec *s, struct bench_run_result *r,
 		w.stop_after = 0;
 	if (bench_argv(s, &argv, &env, err) < 0)
 		goto out;
+	/* In the sandbox, bwrap's --chdir sets the directory. */
 	p.argv = (const char *const *)argv;
 	p.env_set = (const char *const *)env;
-	p.dir = s->build_dir;
+	p.dir = s->sandbox ? NULL : s->build_dir;
 	p.stdin_mode = d->stdin_hold ? PG_PROC_STDIN_PIPE : PG_PROC_STDIN_NULL;
 	p.output_path = s->log_path;
 	p.output_max = BENCH_LOG_MAX;
@@ -446,6 +455,12 @@ int bench_run_once(const struct bench_run_spec *s, struct bench_run_result *r,
 	     bench_parse_mempool(tail, p.tail.len, &r->out, err)) < 0)
 		goto out;
 	bench_judge(s, &p, &w, r);
+	if (s->sandbox && !r->ok && !r->out.n &&
+	    sandbox_setup_failed(tail, p.tail.len < 4096 ? p.tail.len : 4096)) {
+		r->sandbox_failed = true;
+		snprintf(r->detail, sizeof(r->detail), "%s: the sandbox did not start: %.200s",
+			 d->name, tail);
+	}
 	if (p.output_bytes > BENCH_TAIL_MAX) {
 		size_t l = strlen(r->detail);
 

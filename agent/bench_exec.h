@@ -7,7 +7,7 @@
  * The job spec's "benchmarks" entries (controller/planner.h) say what to
  * run; this module expands the two placeholders the agent owns, starts the
  * program from the side's build directory (in the sandbox when the caller
- * gives a wrapper), drives it as its stdin mode says, stops it, parses what
+ * gives one), drives it as its stdin mode says, stops it, parses what
  * it printed (lib/bench_parse.h), and says whether it produced results.
  *
  *   stdin "null"   stdin is /dev/null; the program ends by itself (dpdk-test
@@ -34,6 +34,7 @@
 
 #include "bench_parse.h"
 #include "err.h"
+#include "sandbox.h"
 
 #define BENCH_DETAIL_MAX 512
 
@@ -75,9 +76,11 @@ struct bench_run_spec {
 	const char *build_dir;		/* absolute */
 	const char *file_prefix;	/* unique per run: EAL's --file-prefix */
 	const char *log_path;		/* the run's output, appended */
-	/* Prepended to the program's argv (the sandbox's wrapper, ending
-	 * with its own "--" if it needs one); NULL for none. */
-	const char *const *wrap;
+	/* The sandbox to run in (agent/sandbox.h), or NULL for none; the
+	 * build directory is bound read-only, and dev_paths (e.g.
+	 * /dev/hugepages, NULL-terminated or NULL) read-write. */
+	const struct sandbox_cfg *sandbox;
+	const char *const *dev_paths;
 	/* Extra environment ("KEY=VALUE", NULL-terminated) or NULL. */
 	const char *const *env_extra;
 	/* Result lines after which an unmodified mempool test is stopped;
@@ -91,6 +94,9 @@ struct bench_run_spec {
 struct bench_run_result {
 	bool ok;		/* results, and no failure seen */
 	bool stopped;		/* ended because stopped() said so */
+	/* The sandbox itself could not start (bwrap, setpriv or prlimit
+	 * said so): an infrastructure error, not the benchmark's. */
+	bool sandbox_failed;
 	char detail[BENCH_DETAIL_MAX];	/* what happened, one line */
 	struct bench_output out;	/* parsed output, also when !ok */
 	double fwd_seconds;	/* stdin "hold": measured forwarding time */

@@ -89,7 +89,7 @@ url=$(sed -n 's/.*api: listening on \(http[^ ]*\).*/\1/p' "$demo/serve.log" | he
 echo "    controller API at $url"
 printf '%s\n' "{ \"name\": \"demo-agent\", \"controller_url\": \"$url\", \"token_file\": \"token\"," \
 	'  "labels": { "pool": "demo" }, "work_dir": "agent/work", "spool_dir": "agent/spool",' \
-	'  "profiles_dir": "profiles", "lease_wait_s": 5 }' >"$demo/agent.json"
+	'  "profiles_dir": "profiles", "lease_wait_s": 5, "runner": "builtin" }' >"$demo/agent.json"
 $AGENT --config "$demo/agent.json" --log-level warn --once &&
 	echo "    the agent leased one job, ran it (built-in runner) and its result was recorded"
 echo "    jobs by state:"

@@ -65,7 +65,7 @@ spool="$TMP/spool"
 agent_config() {
 	cat >"$1" <<EOC
 { "name": "lab-1", "controller_url": "${4:-$url}", "token_file": "$TMP/token",
-  "labels": { "pool": "demo" }, "work_dir": "$TMP/work", "spool_dir": "$spool",
+  "labels": { "pool": "demo" }, "work_dir": "$TMP/work", "spool_dir": "$spool", "runner": "builtin",
   "profiles_dir": "$PG_TOP/profiles", "profiles": ["demo.json"],
   "lease_wait_s": ${2:-30}, "request_timeout_s": 5, "max_backoff_s": ${3:-1} }
 EOC

@@ -94,7 +94,7 @@ new_agent() {	# new_agent NAME VENDOR: register it and start the daemon
 	cat >"$TMP/agent-$1.json" <<EOF
 { "name": "$1", "controller_url": "$url", "token_file": "$TMP/token-$1",
   "labels": { "vendor": "$2", "arch": "$(uname -m)" },
-  "work_dir": "$TMP/agent-$1/work", "spool_dir": "$TMP/agent-$1/spool",
+  "work_dir": "$TMP/agent-$1/work", "spool_dir": "$TMP/agent-$1/spool", "runner": "builtin",
   "profiles_dir": "$TMP/profiles", "lease_wait_s": 2, "request_timeout_s": 5,
   "max_backoff_s": 1 }
 EOF

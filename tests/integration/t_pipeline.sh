@@ -45,7 +45,7 @@ done
 
 cat >"$TMP/agent.json" <<EOF
 { "name": "lab-1", "controller_url": "$url", "token_file": "$TMP/token",
-  "labels": { "pool": "demo" }, "work_dir": "$TMP/agent/work", "spool_dir": "$TMP/agent/spool",
+  "labels": { "pool": "demo" }, "work_dir": "$TMP/agent/work", "spool_dir": "$TMP/agent/spool", "runner": "builtin",
   "profiles_dir": "$TMP/profiles", "lease_wait_s": 5 }
 EOF
 expect_rc 0 "$AGENT" --config "$TMP/agent.json" --once

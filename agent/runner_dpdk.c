@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: MIT */
+/* The DPDK runner: workspace, apply, build, interleaved benchmarks. */
+#include "runner_dpdk.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apply.h"
+#include "bench_exec.h"
+#include "build.h"
+#include "buf.h"
+#include "fsutil.h"
+#include "harness.h"
+#include "hostcheck.h"
+#include "json.h"
+#include "log.h"
+#include "profile.h"
+#include "time.h"
+#include "workspace.h"
+
+#define RUNNER_MBOX_MAX (64 * 1024 * 1024)
+#define RUNNER_MAX_DEPS 32
+#define RUNNER_MAX_BENCH 32
+#define RUNNER_LOG_CHUNK (64 * 1024)
+#define RUNNER_BUILD_TIMEOUT_S (3 * 60 * 60)
+#define RUNNER_SIDES 2
+
+static const char *const runner_side_name[RUNNER_SIDES] = { "base", "patched" };
+static const char *const runner_hugepage_dev[] = { "/dev/hugepages", NULL };
+
+/* The job spec, as this runner reads it. */
+struct dpdk_spec {
+	const char *tree, *url, *branch, *base_commit, *version;	/* version may be NULL */
+	const char *build_mode;
+	const cJSON *build;
+	const char *mbox_url;
+	const char *dep_urls[RUNNER_MAX_DEPS];
+	size_t n_deps;
+	size_t n_missing_deps;
+	struct bench_def bench[RUNNER_MAX_BENCH];
+	size_t n_bench;
+	int repetitions;
+	bool hugepages;		/* host.hugepages: /dev/hugepages in the sandbox */
+};
+
+/* Everything one job holds. */
+struct dpdk_job {
+	const struct agent_run *run;
+	struct dpdk_spec spec;
+	char *mirror;
+	char *src[RUNNER_SIDES];
+	char build_dir[RUNNER_SIDES][PATH_MAX];
+	char job_dir[PATH_MAX];
+	struct pg_apply_result apply;	/* of the last mbox applied */
+	const char *apply_what;		/* "series" or "prerequisite series" */
+	size_t n_applied;		/* patches applied, all mboxes */
+	size_t n_method[PG_APPLY_FAILED];	/* patches applied per method */
+	struct build_result build[RUNNER_SIDES];
+	struct hostcheck host;
+	const struct sandbox_cfg *sandbox;	/* this job's, or NULL: unsandboxed */
+	bool harness_on;	/* subset harness applied on both sides */
+	bool harness_fallback;
+	int harness_lines;	/* result lines the fallback stops after */
+	cJSON *samples;
+	cJSON *warnings;
+	struct pg_buf failures;	/* "; "-separated run failures */
+	size_t runs_done, runs_total;
+	/* Wall-clock milliseconds per stage, for the fingerprint's
+	 * "timings": what a job costs beyond its builds and benchmarks. */
+	int64_t t_start, ms_prepare, ms_fetch, ms_apply, ms_build[RUNNER_SIDES];
+	int64_t ms_bench_wall, ms_bench_runs;
+};
+
+static void spec_release(struct dpdk_spec *s)
+{
+	for (size_t i = 0; i < s->n_bench; i++)
+		bench_def_release(&s->bench[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
+{
+	const cJSON *tree, *series, *deps = NULL, *benches, *it;
+	const cJSON *host = NULL;
+	int64_t reps = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (pg_json_get_object(job, "tree", true, &tree, err) < 0 ||
+	    pg_json_get_string(tree, "name", true, &s->tree, err) < 0 ||
+	    pg_json_get_string(tree, "url", true, &s->url, err) < 0 ||
+	    pg_json_get_string(tree, "branch", true, &s->branch, err) < 0 ||
+	    pg_json_get_string(tree, "base_commit", true, &s->base_commit, err) < 0)
+		goto fail_tree;
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(tree, "version")))
+		s->version = cJSON_GetObjectItemCaseSensitive(tree, "version")->valuestring;
+	if (pg_json_get_string(job, "build_mode", true, &s->build_mode, err) < 0 ||
+	    pg_json_get_object(job, "build", true, &s->build, err) < 0 ||
+	    pg_json_get_object(job, "series", true, &series, err) < 0 ||
+	    pg_json_get_string(series, "mbox_url", true, &s->mbox_url, err) < 0 ||
+	    pg_json_get_array(job, "depends_on", false, &deps, err) < 0 ||
+	    pg_json_get_array(job, "benchmarks", true, &benches, err) < 0 ||
+	    pg_json_get_int(job, "repetitions", true, 1, 10000, &reps, err) < 0 ||
+	    pg_json_get_object(job, "host", false, &host, err) < 0 ||
+	    (host && pg_json_get_bool(host, "hugepages", false, &s->hugepages, err) < 0))
+		goto fail;
+	s->repetitions = (int)reps;
+	if (deps) {
+		cJSON_ArrayForEach(it, deps) {
+			const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "mbox_url");
+			const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "missing");
+
+			if (cJSON_IsTrue(m) || !cJSON_IsString(u)) {
+				s->n_missing_deps++;
+				continue;
+			}
+			if (s->n_deps == RUNNER_MAX_DEPS) {
+				pg_err_set(err, PG_EINVAL, "field 'depends_on': more than %d",
+					   RUNNER_MAX_DEPS);
+				goto fail;
+			}
+			s->dep_urls[s->n_deps++] = u->valuestring;
+		}
+	}
+	if (cJSON_GetArraySize(benches) < 1 || cJSON_GetArraySize(benches) > RUNNER_MAX_BENCH) {
+		pg_err_set(err, PG_EINVAL, "field 'benchmarks': 1 to %d expected", RUNNER_MAX_BENCH);
+		goto fail;
+	}
+	cJSON_ArrayForEach(it, benches) {
+		if (bench_def_from_json(it, &s->bench[s->n_bench], err) < 0) {
+			pg_err_prefix(err, "benchmarks[%zu]", s->n_bench);
+			goto fail;
+		}
+		s->n_bench++;
+	}
+	return 0;
+fail_tree:
+	pg_err_prefix(err, "tree");
+fail:
+	pg_err_prefix(err, "job spec");
+	spec_release(s);
+	return -1;
+}
+
+/* Upload text as the log of stage, in chunks. */
+static void job_log(struct dpdk_job *j, const char *stage, const char *text, size_t len)
+{
+	for (size_t off = 0; off < len; off += RUNNER_LOG_CHUNK) {
+		size_t n = len - off < RUNNER_LOG_CHUNK ? len - off : RUNNER_LOG_CHUNK;
+
+		j->run->log(j->run->arg, stage, text + off, n);
+	}
+}
+
+static void job_logf(struct dpdk_job *j, const char *stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void job_logf(struct dpdk_job *j, const char *stage, const char *fmt, ...)
+{
+	struct pg_buf b = PG_BUF_INIT(16384);
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (pg_buf_vprintf(&b, fmt, ap) == 0)
+		job_log(j, stage, b.data, b.len);
+	va_end(ap);
+	pg_buf_release(&b);
+}
+
+static int job_warn(struct dpdk_job *j, const char *text)
+{
+	cJSON *s = cJSON_CreateString(text);
+
+	if (!s || !cJSON_AddItemToArray(j->warnings, s)) {
+		cJSON_Delete(s);
+		return -1;
+	}
+	pg_log_warn("runner", "job %lld: %s", (long long)j->run->job->id, text);
+	return 0;
+}
+
+static bool job_stopped(const struct dpdk_job *j)
+{
+	return j->run->stopped(j->run->arg);
+}
+
+/* The build log streamed to the controller as it comes. */
+struct build_log_arg {
+	struct dpdk_job *j;
+	const char *stage;
+};
+
+static void runner_build_log(void *arg, const char *text, size_t len)
+{
+	struct build_log_arg *a = arg;
+
+	job_log(a->j, a->stage, text, len);
+}
+
+static bool runner_build_stopped(void *arg)
+{
+	struct build_log_arg *a = arg;
+
+	return job_stopped(a->j);
+}
+
+/*
+ * Fetch and apply the prerequisites' mboxes, then the series', on the
+ * patched side, each as one ws_apply() call.  0 all applied, 1 an apply
+ * failure (j->apply says where; j->apply_what which mbox), -1 (err).
+ */
+static int job_fetch_apply(struct dpdk_job *j, struct pg_err *err)
+{
+	const struct dpdk_spec *s = &j->spec;
+	int rc = 0;
+
+	for (size_t i = 0; i <= s->n_deps && rc == 0; i++) {
+		const char *url = i < s->n_deps ? s->dep_urls[i] : s->mbox_url;
+		struct pg_buf mbox = PG_BUF_INIT(RUNNER_MBOX_MAX);
+		int64_t t = pg_time_mono_ms();
+
+		j->apply_what = i < s->n_deps ? "prerequisite series" : "series";
+		if (j->run->fetch(j->run->arg, url, &mbox, err) < 0) {
+			pg_buf_release(&mbox);
+			pg_err_prefix(err, "%s mbox", j->apply_what);
+			return -1;
+		}
+		j->ms_fetch += pg_time_mono_ms() - t;
+		pg_apply_result_release(&j->apply);
+		rc = ws_apply(j->src[1], mbox.data ? mbox.data : "", mbox.len, &j->apply, err);
+		pg_buf_release(&mbox);
+		if (rc < 0)
+			pg_err_prefix(err, "%s", j->apply_what);
+		for (size_t k = 0; rc >= 0 && k < j->apply.n_patches; k++) {
+			enum pg_apply_method m = j->apply.patches[k].method;
+
+			if (m == PG_APPLY_EXACT || m == PG_APPLY_OFFSET || m == PG_APPLY_3WAY)
+				j->n_method[m]++;
+		}
+		if (rc >= 0)
+			j->n_applied += j->apply.n_applied;
+	}
+	return rc;
+}
+
+/* The worktree slot of a side: "BUILD_MODE-base", "BUILD_MODE-patched". */
+static int job_slot(const struct dpdk_job *j, int side, char *out, size_t size,
+		    struct pg_err *err)
+{
+	int n = snprintf(out, size, "%s-%s", j->spec.build_mode, runner_side_name[side]);
+
+	if (n < 0 || (size_t)n >= size)
+		return pg_err_set(err, PG_EINVAL, "build mode '%.64s': name too long",
+				  j->spec.build_mode);
+	return 0;
+}
+
+/* Check out the base commit in a side's worktree (again). */
+static int job_checkout(struct dpdk_job *j, int side, struct pg_err *err)
+{
+	char slot[160];
+
+	free(j->src[side]);
+	j->src[side] = NULL;
+	if (job_slot(j, side, slot, sizeof(slot), err) < 0 ||
+	    ws_checkout(j->run->work_dir, j->spec.tree, slot, j->mirror, j->spec.base_commit,
+			&j->src[side], err) < 0)
+		return pg_err_prefix(err, "%s worktree", runner_side_name[side]), -1;
+	return 0;
+}
+
+/* The subset of the first mempool benchmark in mode subset, or NULL. */
+static const struct bench_def *job_subset_bench(const struct dpdk_job *j)
+{
+	for (size_t i = 0; i < j->spec.n_bench; i++)
+		if (j->spec.bench[i].subset)
+			return &j->spec.bench[i];
+	return NULL;
+}
+
+/*
+ * The harness on both sides or neither: base first (upstream code), then
+ * patched (the series may have changed the test).  When the patched side
+ * refuses it, the base side goes back to the unmodified test.
+ */
+static int job_harness(struct dpdk_job *j, struct pg_err *err)
+{
+	const struct bench_def *b = job_subset_bench(j);
+	struct harness_subset subset;
+	struct pg_err why = PG_ERR_INIT;
+	bool applied[RUNNER_SIDES] = { false, false }, restored;
+	char w[512];
+
+	if (!b)
+		return 0;
+	if (harness_subset_from_json(b->subset_json, &subset, err) < 0)
+		return pg_err_prefix(err, "benchmark %s", b->name), -1;
+	j->harness_lines = (int)harness_subset_lines(&subset);
+	for (int side = 0; side < RUNNER_SIDES; side++) {
+		if (harness_apply_file(j->src[side], &subset, &applied[side], &why) < 0) {
+			*err = why;
+			return pg_err_prefix(err, "harness on the %s side", runner_side_name[side]), -1;
+		}
+		if (!applied[side]) {
+			snprintf(w, sizeof(w), "the mempool harness does not fit the %s side (%s): "
+				 "the unmodified test runs on both sides and stops after %d result "
+				 "lines", runner_side_name[side], why.msg,
+				 b->stop_after_lines ? b->stop_after_lines : j->harness_lines);
+			break;
+		}
+	}
+	if (applied[0] && applied[1]) {
+		j->harness_on = true;
+		return 0;
+	}
+	j->harness_fallback = true;
+	if (applied[0] && harness_restore_file(j->src[0], &restored, err) < 0)
+		return pg_err_prefix(err, "harness: restoring the base side"), -1;
+	if (job_warn(j, w) < 0)
+		return pg_err_set(err, PG_ENOMEM, "out of memory"), -1;
+	return 0;
+}
+
+/* Build one side; 0 built, 1 the build failed (a recorded outcome), -1. */
+static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
+{
+	const char *stage = side ? "build-patched" : "build-base";
+	struct build_log_arg la = { j, stage };
+	char ccache[PATH_MAX], slot[160], log_path[PATH_MAX];
+	const char *targets[RUNNER_MAX_BENCH + 1];
+	const char *buildtype = NULL, *c_args = NULL;
+	const cJSON *opts = NULL;
+	struct build_spec b;
+	char *dir = NULL;
+	size_t nt = 0;
+	int n;
+
+	if (pg_json_get_string(j->spec.build, "buildtype", true, &buildtype, err) < 0 ||
+	    pg_json_get_object(j->spec.build, "meson_options", true, &opts, err) < 0 ||
+	    pg_json_get_string(j->spec.build, "c_args", false, &c_args, err) < 0)
+		return pg_err_prefix(err, "job spec: build"), -1;
+	if (job_slot(j, side, slot, sizeof(slot), err) < 0 ||
+	    ws_build_dir(j->run->work_dir, j->spec.tree, slot, &dir, err) < 0)
+		return -1;
+	n = snprintf(j->build_dir[side], sizeof(j->build_dir[side]), "%s", dir);
+	free(dir);
+	if (n < 0 || (size_t)n >= sizeof(j->build_dir[side]))
+		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
+	/* One ccache per build type: debug info and -O levels never hit
+	 * across them anyway, and one per type stays small. */
+	n = snprintf(ccache, sizeof(ccache), "%s/ccache/%s", j->run->work_dir, buildtype);
+	if (n < 0 || (size_t)n >= sizeof(ccache))
+		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
+	n = snprintf(log_path, sizeof(log_path), "%s/%s.log", j->job_dir, stage);
+	if (n < 0 || (size_t)n >= sizeof(log_path))
+		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
+	/* Only what the benchmarks run (ninja targets are paths in the build
+	 * directory), once each. */
+	for (size_t i = 0; i < j->spec.n_bench; i++) {
+		size_t k = 0;
+
+		while (k < nt && strcmp(targets[k], j->spec.bench[i].program) != 0)
+			k++;
+		if (k == nt)
+			targets[nt++] = j->spec.bench[i].program;
+	}
+	targets[nt] = NULL;
+	memset(&b, 0, sizeof(b));
+	b.src_dir = j->src[side];
+	b.build_dir = j->build_dir[side];
+	b.ccache_dir = ccache;
+	b.ccache_basedir = j->run->work_dir;
+	b.log_path = log_path;
+	b.buildtype = buildtype;
+	b.meson_options = opts;
+	b.c_args = c_args;
+	b.targets = targets;
+	b.expect_version = j->spec.version;
+	b.timeout_s = RUNNER_BUILD_TIMEOUT_S;
+	b.sandbox = j->sandbox;
+	b.log = runner_build_log;
+	b.stopped = runner_build_stopped;
+	b.arg = &la;
+	j->run->progress(j->run->arg, stage, 0);
+	if (build_dpdk(&b, &j->build[side], err) < 0)
+		return pg_err_prefix(err, "%s", stage), -1;
+	if (j->build[side].sandbox_failed)
+		return pg_err_set(err, PG_EIO, "%s: the sandbox did not start: %s", stage,
+				  j->build[side].failed_step ? j->build[side].failed_step : "?"), -1;
+	return j->build[side].ok ? 0 : 1;
+}
+
+/* Append one run's samples to j->samples. */
+static int job_add_samples(struct dpdk_job *j, const struct bench_def *b, int side, int rep,
+			   const struct bench_output *o)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		cJSON *s = cJSON_CreateObject();
+
+		if (!s || !cJSON_AddItemToArray(j->samples, s) ||
+		    !cJSON_AddStringToObject(s, "side", runner_side_name[side]) ||
+		    !cJSON_AddStringToObject(s, "benchmark", b->name) ||
+		    !cJSON_AddStringToObject(s, "metric", o->samples[i].key) ||
+		    !cJSON_AddNumberToObject(s, "repetition", rep) ||
+		    !cJSON_AddNumberToObject(s, "value", o->samples[i].value) ||
+		    !cJSON_AddStringToObject(s, "unit", o->samples[i].unit ? o->samples[i].unit : "") ||
+		    !cJSON_AddBoolToObject(s, "higher_is_better",
+					   profile_key_higher_is_better(o->samples[i].key)))
+			return -1;
+	}
+	return 0;
+}
+
+/* Run benchmark b on one side for repetition rep. */
+static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int side, int rep,
+			  struct pg_err *err)
+{
+	struct bench_run_result r;
+	struct bench_run_spec rs;
+	char prefix[64], log_path[PATH_MAX];
+	struct pg_buf text = PG_BUF_INIT(0);
+	int n, rc = -1;
+
+	/* EAL's --file-prefix: unique per run, so that a crashed run's
+	 * leftovers never meet the next one. */
+	snprintf(prefix, sizeof(prefix), "pg%lld_%lld_%s%d", (long long)j->run->job->id,
+		 (long long)j->run->job->attempt, side ? "p" : "b", rep);
+	n = snprintf(log_path, sizeof(log_path), "%s/bench-%s-%s-%d.log", j->job_dir, b->name,
+		     runner_side_name[side], rep);
+	if (n < 0 || (size_t)n >= sizeof(log_path))
+		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
+	memset(&rs, 0, sizeof(rs));
+	rs.def = b;
+	rs.build_dir = j->build_dir[side];
+	rs.file_prefix = prefix;
+	rs.log_path = log_path;
+	rs.sandbox = j->sandbox;
+	rs.dev_paths = j->spec.hugepages ? runner_hugepage_dev : NULL;
+	rs.stop_after_lines = b->subset && j->harness_fallback ?
+			      (b->stop_after_lines ? b->stop_after_lines : j->harness_lines) : 0;
+	rs.stopped = j->run->stopped;
+	rs.arg = j->run->arg;
+	job_logf(j, "bench", "== %s, %s side, repetition %d\n", b->name, runner_side_name[side],
+		 rep);
+	if (bench_run_once(&rs, &r, err) < 0)
+		goto out;
+	if (r.stopped) {
+		rc = 1;
+		goto out_release;
+	}
+	if (r.sandbox_failed) {
+		pg_err_set(err, PG_EIO, "%s", r.detail);
+		goto out_release;
+	}
+	/* The run's own output, then what perfgate made of it. */
+	if (pg_read_file(log_path, &text, err) == 0 && text.len)
+		job_log(j, "bench", text.data, text.len > 4 * RUNNER_LOG_CHUNK ? 4 * RUNNER_LOG_CHUNK :
+			text.len);
+	job_logf(j, "bench", "== %s%s%.1f s\n", r.detail, r.fwd_seconds > 0 ? ", forwarding " : "",
+		 r.fwd_seconds > 0 ? r.fwd_seconds : (double)r.duration_ms / 1000.0);
+	j->ms_bench_runs += (int64_t)r.duration_ms;
+	if (job_add_samples(j, b, side, rep, &r.out) < 0) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
+		goto out_release;
+	}
+	if (!r.ok && pg_buf_printf(&j->failures, "%s%s side, repetition %d: %s",
+				    j->failures.len ? "; " : "", runner_side_name[side], rep,
+				    r.detail) < 0) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
+		goto out_release;
+	}
+	rc = 0;
+out_release:
+	bench_run_result_release(&r);
+out:
+	pg_buf_release(&text);
+	return rc;
+}
+
+/* Every benchmark, interleaved.  0, 1 when stopped, -1. */
+static int job_benchmarks(struct dpdk_job *j, struct pg_err *err)
+{
+	j->runs_total = (size_t)j->spec.repetitions * j->spec.n_bench * RUNNER_SIDES;
+	for (int rep = 0; rep < j->spec.repetitions; rep++) {
+		for (size_t i = 0; i < j->spec.n_bench; i++) {
+			for (int k = 0; k < RUNNER_SIDES; k++) {
+				/* base first on even repetitions, patched first on odd */
+				int side = rep % 2 ? RUNNER_SIDES - 1 - k : k;
+				int r;
+
+				j->run->progress(j->run->arg, "bench",
+						 (int)(j->runs_done * 100 / j->runs_total));
+				r = job_bench_once(j, &j->spec.bench[i], side, rep, err);
+				if (r)
+					return r;
+				j->runs_done++;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The fingerprint: host facts, host check, DPDK, builds, apply. */
+static cJSON *job_fingerprint(struct dpdk_job *j)
+{
+	cJSON *fp = agent_fingerprint_host(j->run->facts, "dpdk"), *o, *builds, *m;
+
+	if (!fp)
+		return NULL;
+	if (!(o = hostcheck_to_json(&j->host)) || !cJSON_AddItemToObject(fp, "host_check", o)) {
+		cJSON_Delete(o);
+		goto fail;
+	}
+	if ((j->build[0].version &&
+	     !cJSON_AddStringToObject(fp, "dpdk_version", j->build[0].version)) ||
+	    !cJSON_AddStringToObject(fp, "build_mode", j->spec.build_mode) ||
+	    !(o = cJSON_Duplicate(j->spec.build, true)) ||
+	    !cJSON_AddItemToObject(fp, "build", o) ||
+	    !(builds = cJSON_AddObjectToObject(fp, "builds")) ||
+	    !cJSON_AddStringToObject(fp, "harness", j->harness_on ? "subset" :
+				     j->harness_fallback ? "fallback" : "none") ||
+	    !cJSON_AddBoolToObject(fp, "sandbox", j->sandbox != NULL) ||
+	    !cJSON_AddItemReferenceToObject(fp, "warnings", j->warnings))
+		goto fail;
+	for (int side = 0; side < RUNNER_SIDES; side++) {
+		const struct build_result *br = &j->build[side];
+
+		if (!br->duration_ms && !br->ok)
+			continue;
+		if (!(m = cJSON_AddObjectToObject(builds, runner_side_name[side])) ||
+		    !cJSON_AddNumberToObject(m, "duration_ms", (double)br->duration_ms) ||
+		    !cJSON_AddNumberToObject(m, "steps", (double)br->steps) ||
+		    !cJSON_AddBoolToObject(m, "setup_ran", br->setup_ran))
+			goto fail;
+	}
+	if (!(m = cJSON_AddObjectToObject(fp, "timings")) ||
+	    !cJSON_AddNumberToObject(m, "total_ms", (double)(pg_time_mono_ms() - j->t_start)) ||
+	    !cJSON_AddNumberToObject(m, "prepare_ms", (double)j->ms_prepare) ||
+	    !cJSON_AddNumberToObject(m, "fetch_ms", (double)j->ms_fetch) ||
+	    !cJSON_AddNumberToObject(m, "apply_ms", (double)j->ms_apply) ||
+	    !cJSON_AddNumberToObject(m, "build_base_ms", (double)j->ms_build[0]) ||
+	    !cJSON_AddNumberToObject(m, "build_patched_ms", (double)j->ms_build[1]) ||
+	    !cJSON_AddNumberToObject(m, "bench_wall_ms", (double)j->ms_bench_wall) ||
+	    !cJSON_AddNumberToObject(m, "bench_runs_ms", (double)j->ms_bench_runs))
+		goto fail;
+	if (!(m = cJSON_AddObjectToObject(fp, "apply")) ||
+	    !cJSON_AddNumberToObject(m, "applied", (double)j->n_applied) ||
+	    !cJSON_AddNumberToObject(m, "exact", (double)j->n_method[PG_APPLY_EXACT]) ||
+	    !cJSON_AddNumberToObject(m, "offset", (double)j->n_method[PG_APPLY_OFFSET]) ||
+	    !cJSON_AddNumberToObject(m, "three_way", (double)j->n_method[PG_APPLY_3WAY]))
+		goto fail;
+	return fp;
+fail:
+	cJSON_Delete(fp);
+	return NULL;
+}
+
+static void job_release(struct dpdk_job *j)
+{
+	spec_release(&j->spec);
+	free(j->mirror);
+	for (int side = 0; side < RUNNER_SIDES; side++) {
+		free(j->src[side]);
+		build_result_release(&j->build[side]);
+	}
+	pg_apply_result_release(&j->apply);
+	cJSON_Delete(j->samples);
+	cJSON_Delete(j->warnings);
+	pg_buf_release(&j->failures);
+}
+
+int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
+		      struct pg_err *err)
+{
+	struct dpdk_job j;
+	struct pg_err jerr = PG_ERR_INIT;
+	const char *outcome = AGENT_OUTCOME_OK;
+	struct pg_buf detail = PG_BUF_INIT(8192);
+	int64_t t;
+	int rc = -1, r, n;
+
+	memset(&j, 0, sizeof(j));
+	j.run = run;
+	j.t_start = pg_time_mono_ms();
+	t = j.t_start;
+	pg_buf_init(&j.failures, 8192);
+	if (!(j.samples = cJSON_CreateArray()) || !(j.warnings = cJSON_CreateArray()))
+		goto nomem;
+	if (spec_read(run->job->json, &j.spec, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	if (sandbox_for_job(run->sandbox, run->job->json, &j.sandbox, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	n = snprintf(j.job_dir, sizeof(j.job_dir), "%s/jobs/%lld-%lld", run->work_dir,
+		     (long long)run->job->id, (long long)run->job->attempt);
+	if (n < 0 || (size_t)n >= sizeof(j.job_dir) || pg_mkdir_p(j.job_dir, 0755, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+
+	/* prepare */
+	run->progress(run->arg, "prepare", 0);
+	if (hostcheck_gather(&j.host, NULL, 0, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	hostcheck_compiler("cc", j.host.compiler, sizeof(j.host.compiler));
+	job_logf(&j, "prepare", "perfgate-agent %s, DPDK runner on %s: %s, %s; governor %s, "
+		 "turbo %s, SMT %s, load %.2f, compiler %s\n", PG_VERSION, run->facts->hostname,
+		 run->facts->cpu.model, run->facts->kernel, j.host.governor, j.host.turbo,
+		 j.host.smt, j.host.load1, j.host.compiler);
+	{
+		struct ws_sync_opts o = { 0, run->stopped, run->arg };
+
+		r = ws_mirror_sync_opts(run->work_dir, j.spec.tree, j.spec.url, j.spec.base_commit,
+					&o, &j.mirror, &jerr);
+		if (r > 0)
+			goto stopped;
+		if (r < 0) {
+			outcome = AGENT_OUTCOME_INFRA;
+			goto result;
+		}
+	}
+	j.ms_prepare = pg_time_mono_ms() - t;
+	t = pg_time_mono_ms();	/* apply: checkouts, fetches (counted apart), patches */
+	if (job_stopped(&j))
+		goto stopped;
+
+	/* fetch and apply */
+	run->progress(run->arg, "apply", 0);
+	if (j.spec.n_missing_deps) {
+		char w[128];
+
+		snprintf(w, sizeof(w), "%zu Depends-on prerequisite%s missing: tested without",
+			 j.spec.n_missing_deps, j.spec.n_missing_deps == 1 ? "" : "s");
+		if (job_warn(&j, w) < 0)
+			goto nomem;
+	}
+	if (job_checkout(&j, 0, &jerr) < 0 || job_checkout(&j, 1, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	r = job_fetch_apply(&j, &jerr);
+	if (r < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	if (r > 0) {
+		struct pg_buf why = PG_BUF_INIT(8192);
+
+		outcome = AGENT_OUTCOME_APPLY;
+		if (pg_apply_describe(&j.apply, &why) < 0 ||
+		    pg_buf_printf(&detail, "%s: %s", j.apply_what, pg_buf_str(&why)) < 0) {
+			pg_buf_release(&why);
+			goto nomem;
+		}
+		pg_buf_release(&why);
+		job_logf(&j, "apply", "apply failure: %s\n", pg_buf_str(&detail));
+		goto result;
+	}
+	job_logf(&j, "apply", "applied %zu patch%s on %s at %.12s: %zu exact, %zu at an offset, "
+		 "%zu by three-way merge\n", j.n_applied, j.n_applied == 1 ? "" : "es",
+		 j.spec.branch, j.spec.base_commit, j.n_method[PG_APPLY_EXACT],
+		 j.n_method[PG_APPLY_OFFSET], j.n_method[PG_APPLY_3WAY]);
+	if (job_harness(&j, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	j.ms_apply = pg_time_mono_ms() - t - j.ms_fetch;
+	if (job_stopped(&j))
+		goto stopped;
+
+	/* builds */
+	for (int side = 0; side < RUNNER_SIDES; side++) {
+		t = pg_time_mono_ms();
+		r = job_build(&j, side, &jerr);
+		j.ms_build[side] = pg_time_mono_ms() - t;
+		if (job_stopped(&j))
+			goto stopped;
+		if (r < 0) {
+			outcome = AGENT_OUTCOME_INFRA;
+			goto result;
+		}
+		if (r > 0) {
+			outcome = side ? AGENT_OUTCOME_PATCHED_BUILD : AGENT_OUTCOME_BASE_BUILD;
+			if (pg_buf_printf(&detail, "%s build failed%s%s:\n%s", runner_side_name[side],
+					  j.build[side].failed_step ? " in " : "",
+					  j.build[side].failed_step ? j.build[side].failed_step : "",
+					  j.build[side].tail ? j.build[side].tail : "") < 0)
+				goto nomem;
+			goto result;
+		}
+	}
+	if (j.spec.version && j.build[0].version &&
+	    strcmp(j.spec.version, j.build[0].version) != 0) {
+		char w[160];
+
+		snprintf(w, sizeof(w), "the tree's VERSION says %.32s, the job says %.32s",
+			 j.build[0].version, j.spec.version);
+		if (job_warn(&j, w) < 0)
+			goto nomem;
+	}
+
+	/* bench */
+	run->progress(run->arg, "bench", 0);
+	if (hostcheck_gather(&j.host, NULL, HOSTCHECK_SAMPLE_MS_DEFAULT, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	hostcheck_compiler("cc", j.host.compiler, sizeof(j.host.compiler));
+	if (j.host.busy && job_warn(&j, j.host.warning) < 0)
+		goto nomem;
+	t = pg_time_mono_ms();
+	r = job_benchmarks(&j, &jerr);
+	j.ms_bench_wall = pg_time_mono_ms() - t;
+	if (r > 0)
+		goto stopped;
+	if (r < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	if (j.failures.len) {
+		outcome = AGENT_OUTCOME_BENCH;
+		if (pg_buf_printf(&detail, "%s", pg_buf_str(&j.failures)) < 0)
+			goto nomem;
+	} else if (pg_buf_printf(&detail, "%d repetition%s of %zu benchmark%s, base and patched "
+				 "interleaved: %d samples", j.spec.repetitions,
+				 j.spec.repetitions == 1 ? "" : "s", j.spec.n_bench,
+				 j.spec.n_bench == 1 ? "" : "s",
+				 cJSON_GetArraySize(j.samples)) < 0) {
+		goto nomem;
+	}
+	run->progress(run->arg, "bench", 100);
+
+result:
+	if (jerr.code != PG_OK && !detail.len && pg_buf_printf(&detail, "%s", jerr.msg) < 0)
+		goto nomem;
+	for (int i = 0; i < cJSON_GetArraySize(j.warnings); i++)
+		if (pg_buf_printf(&detail, "%swarning: %s", detail.len ? "; " : "",
+				  cJSON_GetArrayItem(j.warnings, i)->valuestring) < 0)
+			goto nomem;
+	res->fingerprint = job_fingerprint(&j);
+	if (!res->fingerprint || agent_result_set(res, outcome, "%s", pg_buf_str(&detail)) < 0)
+		goto nomem;
+	res->samples = j.samples;
+	j.samples = NULL;
+	rc = 0;
+	goto out;
+stopped:
+	rc = 1;
+	goto out;
+nomem:
+	pg_err_set(err, PG_ENOMEM, "DPDK runner: out of memory");
+out:
+	job_release(&j);
+	pg_buf_release(&detail);
+	return rc;
+}
