@@ -150,7 +150,7 @@ fuzz: $(FUZZ_BINS)
 			build/fuzz/corpus-$$n $$c || exit 1; \
 	done
 
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) $(TOOL_BINS)
 	PG_BUILD=$(abspath $(BUILD)) ./bench/run.sh $(BENCH_BINS) $(wildcard bench/*.sh)
 
 demo:
