@@ -544,7 +544,8 @@ static int run_step(struct build_ctx *ctx, const char *step, char *const *argv,
 	p.output_path = spec->log_path;
 	p.tail_max = 0;		/* ours is ctx->tail, with our own lines */
 	if (ctx->deadline_ms)
-		p.timeout_ms = (unsigned int)(ctx->deadline_ms - now);
+		p.timeout_ms = ctx->deadline_ms - now > UINT_MAX ? UINT_MAX :
+			       (unsigned int)(ctx->deadline_ms - now);
 	p.cancel_cb = on_poll;
 	p.cancel_arg = ctx;
 	p.output_cb = on_output;

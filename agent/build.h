@@ -39,6 +39,9 @@
  * working directory), or CCACHE_DISABLE=1 when ccache_dir is NULL.  meson
  * picks up ccache itself, from PATH.
  *
+ * ccache hashes part of the environment too (LC_ALL among others): it is
+ * fixed here so that every build of a host shares one cache.
+ *
  * ccache hits across build directories (a wiped directory, a new
  * worktree) need the same relative paths: give every (tree, side) one
  * directory that holds both its source and its build directories, e.g.
