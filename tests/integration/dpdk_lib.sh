@@ -1,0 +1,122 @@
+# Sourced after lib.sh by the tests and benchmarks that run real DPDK jobs
+# (t_e2e_dpdk.sh, bench/dpdk_job.sh).  Gives:
+#   dpdk_setup           PG_CACHE, $tree (Debian's DPDK 22.11 as a git tree,
+#                        made once), $base (its commit), $work (the agent's
+#                        work directory, kept between runs on this machine
+#                        so that builds are incremental and ccache warm)
+#   dpdk_patch KIND OUT MSGID   a one-patch series mbox made with git
+#                        format-patch against $base:
+#                          comment   a comment in the ring mempool driver
+#                                    (the same code on both sides: A/A)
+#                          slowdown  a few percent more work per mempool
+#                                    get and put (a deliberate regression)
+#   dpdk_profile JQ      $TMP/profiles/demo.json: the demo profile on $tree,
+#                        edited by the jq filter JQ (e.g. "." for none)
+#   dpdk_controller      a migrated store, the controller serving on a free
+#                        port ($url, $ctl, $db), an agent token ($TMP/token)
+#   dpdk_agent_config NAME   $TMP/agent.json for the DPDK runner on $work
+#   dpdk_ingest_plan MBOX    ingest a series and plan it (controller not
+#                        serving, or serving: both work on one store)
+
+dpdk_setup() {
+	if [ -z "${PG_CACHE:-}" ]; then
+		if [ "$(id -u)" -eq 0 ]; then PG_CACHE=/var/cache/perfgate; else PG_CACHE=$HOME/.cache/perfgate; fi
+	fi
+	export PG_CACHE
+	tree=$("$PG_TOP/scripts/dpdk-tree.sh") || fail "could not make the DPDK tree"
+	base=$(git --git-dir="$tree" rev-parse main) || fail "no main in $tree"
+	work=$PG_CACHE/e2e/agent-work
+	[ "${PG_E2E_FRESH:-0}" = 1 ] && rm -rf "$work"
+	mkdir -p "$work"
+}
+
+dpdk_patch() {
+	kind=$1 out=$2 msgid=$3
+	rm -rf "$TMP/author"
+	GIT_CONFIG_NOSYSTEM=1 git clone -q "$tree" "$TMP/author" || fail "clone of $tree"
+	case $kind in
+	comment)
+		f=drivers/mempool/ring/rte_mempool_ring.c
+		grep -q '^common_ring_mp_enqueue' "$TMP/author/$f" || fail "$f is not what the patch expects"
+		sed -i 's|^common_ring_mp_enqueue(struct rte_mempool \*mp, void \* const \*obj_table,|/* Multi-producer enqueue: the default ops of every mempool test. */\n&|' \
+			"$TMP/author/$f"
+		subject="mempool/ring: document the default enqueue"
+		body="A comment only: base and patched builds measure the same code."
+		;;
+	slowdown)
+		# Extra work on every cache put and get of rte_mempool.h: a
+		# volatile spin proportional to the number of objects.
+		f=lib/mempool/rte_mempool.h
+		grep -q '^rte_mempool_do_generic_put(struct rte_mempool \*mp, void \* const \*obj_table,' \
+			"$TMP/author/$f" || fail "$f is not what the patch expects"
+		python3 - "$TMP/author/$f" <<'PY' || fail "slowdown patch"
+import sys
+p = sys.argv[1]
+s = open(p).read()
+spin = ("\t{\n\t\tvolatile unsigned int pg_spin;\n"
+        "\t\tfor (pg_spin = 0; pg_spin < n / 16; pg_spin++)\n\t\t\t;\n\t}\n")
+for fn in ("rte_mempool_do_generic_put(struct rte_mempool *mp, void * const *obj_table,",
+           "rte_mempool_do_generic_get(struct rte_mempool *mp, void **obj_table,"):
+    i = s.index(fn)
+    j = s.index("{\n", i) + 2
+    # after the declarations: the first blank line of the body
+    k = s.index("\n\n", j) + 1
+    s = s[:k] + spin + s[k:]
+open(p, "w").write(s)
+PY
+		subject="mempool: slow down get and put"
+		body="Spins for a few cycles per object: a regression to detect."
+		;;
+	*) fail "dpdk_patch: unknown kind $kind" ;;
+	esac
+	git -C "$TMP/author" diff --quiet && fail "the $kind patch changed nothing"
+	GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME="Ada Author" GIT_AUTHOR_EMAIL=ada@example.org \
+	GIT_COMMITTER_NAME="Ada Author" GIT_COMMITTER_EMAIL=ada@example.org \
+	GIT_AUTHOR_DATE="2026-11-01T10:00:00Z" GIT_COMMITTER_DATE="2026-11-01T10:00:00Z" \
+		git -C "$TMP/author" commit -q -am "$subject
+
+$body" || fail "commit of the $kind patch"
+	GIT_CONFIG_NOSYSTEM=1 git -C "$TMP/author" format-patch -q --stdout --base="$base" -1 \
+		--add-header="Message-Id: <$msgid>" >"$out" || fail "format-patch"
+	grep -q '^base-commit: ' "$out" || fail "format-patch gave no base-commit"
+}
+
+dpdk_profile() {
+	mkdir -p "$TMP/profiles"
+	jq --arg url "$tree" ".trees[\"dpdk-demo\"].url = \$url | $1" "$PG_TOP/profiles/demo.json" \
+		>"$TMP/profiles/demo.json" || fail "jq on the demo profile"
+}
+
+dpdk_controller() {
+	cat >"$TMP/c.json" <<EOF
+{ "db": "$TMP/state/perfgate.db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
+  "api": { "listen": "127.0.0.1:0", "lease_s": 120 } }
+EOF
+	C="$CTL --config $TMP/c.json"
+	db="$TMP/state/perfgate.db"
+	expect_rc 0 $C db migrate
+	$C agent add "${1:-e2e-1}" --labels pool=demo >"$TMP/token" 2>"$TMP/add.err" ||
+		{ cat "$TMP/add.err"; fail "agent add"; }
+	$C serve >"$TMP/serve.log" 2>&1 &
+	ctl=$!
+	i=0
+	until grep -q 'api: listening on http' "$TMP/serve.log"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { cat "$TMP/serve.log"; fail "the API did not start"; }
+		sleep 0.1
+	done
+	url=$(sed -n 's/.*api: listening on \(http[^ ]*\).*/\1/p' "$TMP/serve.log" | head -n 1)
+}
+
+dpdk_agent_config() {
+	cat >"$TMP/agent.json" <<EOF
+{ "name": "$1", "controller_url": "$url", "token_file": "$TMP/token",
+  "labels": { "pool": "demo" }, "work_dir": "$work", "spool_dir": "$TMP/agent/spool",
+  "profiles_dir": "$TMP/profiles", "lease_wait_s": 5, "runner": "dpdk" }
+EOF
+}
+
+dpdk_ingest_plan() {
+	expect_rc 0 $C ingest --mbox "$1"
+	expect_rc 0 $C plan
+}
