@@ -305,17 +305,6 @@ bad:
 			  (int)(len > 64 ? 64 : len), text);
 }
 
-/* Read root/rel into b (emptied first). */
-static int facts_read(const char *root, const char *rel, struct pg_buf *b, struct pg_err *err)
-{
-	char path[PATH_MAX];
-	int n = snprintf(path, sizeof(path), "%s%s", root, rel);
-
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return pg_err_set(err, PG_EINVAL, "%s%s: path too long", root, rel);
-	pg_buf_reset(b);
-	return pg_read_file(path, b, err);
-}
 
 /* NUMA nodes: the nodeN directories; 1 when /sys has none (a kernel
  * without NUMA, or a container without /sys). */
@@ -363,15 +352,15 @@ int agent_facts_gather(struct agent_facts *f, const char *root, struct pg_err *e
 		goto out;
 	}
 	f->hostname[sizeof(f->hostname) - 1] = '\0';
-	if (facts_read(root, "/proc/cpuinfo", &b, err) < 0 ||
+	if (pg_read_file_under(root, "/proc/cpuinfo", &b, err) < 0 ||
 	    agent_cpuinfo_parse(b.data ? b.data : "", b.len, &f->cpu, err) < 0)
 		goto out;
-	if (facts_read(root, "/proc/meminfo", &b, err) < 0 ||
+	if (pg_read_file_under(root, "/proc/meminfo", &b, err) < 0 ||
 	    agent_meminfo_total_kb(b.data ? b.data : "", b.len, &f->memory_kb, err) < 0)
 		goto out;
 	/* Online CPUs: /sys knows which are online; sysconf() is what a
 	 * container without /sys still answers. */
-	if (facts_read(root, "/sys/devices/system/cpu/online", &b, &ignored) == 0 &&
+	if (pg_read_file_under(root, "/sys/devices/system/cpu/online", &b, &ignored) == 0 &&
 	    (cores = agent_cpulist_count(b.data ? b.data : "", b.len, &ignored)) > 0) {
 		f->cores = (unsigned int)cores;
 	} else {

@@ -152,16 +152,6 @@ double hostcheck_busy_share(uint64_t total0, uint64_t idle0, uint64_t total1, ui
 	return s;
 }
 
-static int hc_read(const char *root, const char *rel, struct pg_buf *b, struct pg_err *err)
-{
-	char path[PATH_MAX];
-	int n = snprintf(path, sizeof(path), "%s%s", root, rel);
-
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return pg_err_set(err, PG_EINVAL, "%s%s: path too long", root, rel);
-	pg_buf_reset(b);
-	return pg_read_file(path, b, err);
-}
 
 /* The first line of an optional file into out; "" when absent. */
 static void hc_read_opt(const char *root, const char *rel, char *out, size_t size)
@@ -170,7 +160,7 @@ static void hc_read_opt(const char *root, const char *rel, char *out, size_t siz
 	struct pg_err ignored = PG_ERR_INIT;
 
 	out[0] = '\0';
-	if (hc_read(root, rel, &b, &ignored) == 0)
+	if (pg_read_file_under(root, rel, &b, &ignored) == 0)
 		hc_first_line(b.data ? b.data : "", b.len, out, size);
 	pg_buf_release(&b);
 }
@@ -270,20 +260,20 @@ int hostcheck_gather(struct hostcheck *h, const char *root, unsigned int sample_
 	if (!h->cpus)
 		h->cpus = 1;
 
-	if (hc_read(root, "/proc/loadavg", &b, err) < 0 ||
+	if (pg_read_file_under(root, "/proc/loadavg", &b, err) < 0 ||
 	    hostcheck_parse_loadavg(pg_buf_str(&b), b.len, &h->load1, &h->load5, &h->load15,
 				    err) < 0)
 		goto out_prefix_load;
-	if (hc_read(root, "/proc/meminfo", &b, err) < 0 ||
+	if (pg_read_file_under(root, "/proc/meminfo", &b, err) < 0 ||
 	    hostcheck_parse_hugepages(pg_buf_str(&b), b.len, &h->hugepages_total,
 				      &h->hugepages_free, &h->hugepage_kb, err) < 0)
 		goto out_prefix_mem;
 	if (sample_ms) {
-		if (hc_read(root, "/proc/stat", &b, err) < 0 ||
+		if (pg_read_file_under(root, "/proc/stat", &b, err) < 0 ||
 		    hostcheck_parse_stat(pg_buf_str(&b), b.len, &t0, &i0, err) < 0)
 			goto out_prefix_stat;
 		pg_sleep_ms(sample_ms, NULL);
-		if (hc_read(root, "/proc/stat", &b, err) < 0 ||
+		if (pg_read_file_under(root, "/proc/stat", &b, err) < 0 ||
 		    hostcheck_parse_stat(pg_buf_str(&b), b.len, &t1, &i1, err) < 0)
 			goto out_prefix_stat;
 		h->busy_share = hostcheck_busy_share(t0, i0, t1, i1);

@@ -124,34 +124,6 @@ static int has_commit(git_repository *repo, const git_oid *oid, bool *has, struc
 
 /* ---- mirrors -------------------------------------------------------- */
 
-/* Open the bare mirror, creating it on first use.  A directory that is
- * there but not a repository is a creation a crash cut short: initialising
- * it again is what git init does too. */
-static int mirror_open(git_repository **repo, const char *path, struct pg_err *err)
-{
-	struct stat st;
-	int rc;
-
-	if (stat(path, &st) == 0) {
-		rc = git_repository_open_ext(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH |
-					     GIT_REPOSITORY_OPEN_BARE, NULL);
-		if (rc == 0)
-			return 0;
-		if (rc != GIT_ENOTFOUND || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-			return pg_git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
-		git_error_clear();
-		pg_log_warn(COMP, "%s is not a repository (cut short?): initialising it", path);
-	} else if (errno != ENOENT) {
-		return pg_err_errno(err, "mirror '%s'", path);
-	} else if (pg_mkdir_parent(path, 0755, err) < 0) {
-		return -1;
-	}
-	rc = git_repository_init(repo, path, 1);
-	if (rc < 0)
-		return pg_git_fail(err, PG_EIO, rc, "create mirror '%s'", path);
-	pg_log_info(COMP, "created mirror %s", path);
-	return 0;
-}
 
 struct fetch_ctx {
 	struct pg_git_progress prog;	/* first: the callbacks' payload */
@@ -269,7 +241,7 @@ int ws_mirror_sync_opts(const char *work_dir, const char *tree, const char *url,
 	    (need_commit && parse_commit_id(&want, need_commit, err) < 0) ||
 	    pg_inbox_global_init(err) < 0 ||
 	    path_dup(&path, err, "%s/mirrors/%s.git", work_dir, tree) < 0 ||
-	    mirror_open(&repo, path, err) < 0)
+	    pg_git_mirror_open(&repo, path, COMP, tree, err) < 0)
 		goto fail;
 	if (need_commit) {
 		if (has_commit(repo, &want, &has, err) < 0)

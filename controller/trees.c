@@ -131,40 +131,6 @@ static int local_source_error(const struct profile_tree *t, struct pg_err *err)
 			  (unsigned int)geteuid(), path);
 }
 
-/* Open the mirror, creating it (bare) on first use.  A directory that is
- * there but not a repository is a creation that a crash cut short:
- * initialising it again is what git init does too. */
-static int open_or_create(git_repository **repo, const char *path, const char *name,
-			  struct pg_err *err)
-{
-	struct stat st;
-	int rc;
-
-	if (pg_inbox_global_init(err) < 0)
-		return -1;
-	if (stat(path, &st) == 0) {
-		rc = git_repository_open_ext(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH |
-					     GIT_REPOSITORY_OPEN_BARE, NULL);
-		if (rc == 0)
-			return 0;
-		/* (libgit2 1.5 also says GIT_ENOTFOUND for a repository of
-		 * another user: that one is not ours to initialise.) */
-		if (rc != GIT_ENOTFOUND || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-			return pg_git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
-		git_error_clear();
-		pg_log_warn(COMP, "tree %s: %s is not a repository (cut short?): initialising it",
-			    name, path);
-	} else if (errno != ENOENT) {
-		return pg_err_errno(err, "mirror '%s'", path);
-	} else if (pg_mkdir_parent(path, 0755, err) < 0) {
-		return -1;
-	}
-	rc = git_repository_init(repo, path, 1);
-	if (rc < 0)
-		return pg_git_fail(err, PG_EIO, rc, "create mirror '%s'", path);
-	pg_log_info(COMP, "tree %s: created mirror %s", name, path);
-	return 0;
-}
 
 /*
  * An in-memory remote for url with the mirror refspec.  Not a configured
@@ -232,7 +198,7 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 	sc.name = t->name;
 	if (pg_inbox_global_init(err) < 0 ||
 	    trees_mirror_path(mirror_root, t->name, path, sizeof(path), err) < 0 ||
-	    open_or_create(&repo, path, t->name, err) < 0 ||
+	    pg_git_mirror_open(&repo, path, COMP, t->name, err) < 0 ||
 	    make_remote(repo, t->url, &remote, err) < 0)
 		goto fail;
 	/* (The _INIT macros leave fields to zero-initialisation, which

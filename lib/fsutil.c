@@ -156,3 +156,15 @@ out:
 	close(fd);
 	return rc;
 }
+
+int pg_read_file_under(const char *root, const char *rel, struct pg_buf *b,
+		       struct pg_err *err)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s%s", root, rel);
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return pg_err_set(err, PG_EINVAL, "%s%s: path too long", root, rel);
+	pg_buf_reset(b);
+	return pg_read_file(path, b, err);
+}

@@ -21,6 +21,12 @@ int pg_mkdir_parent(const char *path, mode_t mode, struct pg_err *err);
  * beyond, naming the file).  Returns 0 or -1. */
 int pg_read_file(const char *path, struct pg_buf *b, struct pg_err *err);
 
+/* Empty b, then read root + rel into it as pg_read_file() does: root is a
+ * prefix ("" for the real /proc and /sys; tests point it at a fake tree),
+ * rel starts with "/".  PG_EINVAL when the path is too long. */
+int pg_read_file_under(const char *root, const char *rel, struct pg_buf *b,
+		       struct pg_err *err);
+
 /* Replace `path` with `len` bytes atomically: write a temporary file in the
  * same directory, fsync it, rename it over `path`, fsync the directory.
  * After a crash the file holds either the old or the new contents. */

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "gitutil.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "fsutil.h"
 #include "log.h"
 #include "time.h"
 
@@ -90,4 +94,32 @@ int pg_git_on_sideband(const char *str, int len, void *payload)
 				     str + start);
 	}
 	return pg_git_progress_expired(p) ? GIT_EUSER : 0;
+}
+
+int pg_git_mirror_open(git_repository **repo, const char *path, const char *component,
+		       const char *what, struct pg_err *err)
+{
+	struct stat st;
+	int rc;
+
+	if (stat(path, &st) == 0) {
+		rc = git_repository_open_ext(repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH |
+					     GIT_REPOSITORY_OPEN_BARE, NULL);
+		if (rc == 0)
+			return 0;
+		if (rc != GIT_ENOTFOUND || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			return pg_git_fail(err, PG_EIO, rc, "open mirror '%s'", path);
+		git_error_clear();
+		pg_log_warn(component, "%s: %s is not a repository (cut short?): initialising it",
+			    what, path);
+	} else if (errno != ENOENT) {
+		return pg_err_errno(err, "mirror '%s'", path);
+	} else if (pg_mkdir_parent(path, 0755, err) < 0) {
+		return -1;
+	}
+	rc = git_repository_init(repo, path, 1);
+	if (rc < 0)
+		return pg_git_fail(err, PG_EIO, rc, "create mirror '%s'", path);
+	pg_log_info(component, "%s: created mirror %s", what, path);
+	return 0;
 }

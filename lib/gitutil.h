@@ -55,4 +55,16 @@ bool pg_git_progress_expired(struct pg_git_progress *p);
 int pg_git_on_transfer(const git_indexer_progress *st, void *payload);
 int pg_git_on_sideband(const char *str, int len, void *payload);
 
+/*
+ * Open the bare mirror at path, or create it (and its missing parents)
+ * when nothing is there.  A directory that is there but not a repository
+ * and belongs to us is a creation a crash cut short: it is initialised
+ * again, as git init does (libgit2 1.5 also says GIT_ENOTFOUND for a
+ * repository of another user, which is not ours to initialise).  `what`
+ * names the mirror in log lines ("tree dpdk", "mirror").  Returns 0, or -1
+ * with err naming the path.
+ */
+int pg_git_mirror_open(git_repository **repo, const char *path, const char *component,
+		       const char *what, struct pg_err *err);
+
 #endif
