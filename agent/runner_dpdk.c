@@ -521,7 +521,8 @@ static cJSON *job_fingerprint(struct dpdk_job *j)
 	    !cJSON_AddStringToObject(fp, "harness", j->harness_on ? "subset" :
 				     j->harness_fallback ? "fallback" : "none") ||
 	    !cJSON_AddBoolToObject(fp, "sandbox", j->sandbox != NULL) ||
-	    !cJSON_AddItemReferenceToObject(fp, "warnings", j->warnings))
+	    !(o = cJSON_Duplicate(j->warnings, true)) ||
+	    !cJSON_AddItemToObject(fp, "warnings", o))
 		goto fail;
 	for (int side = 0; side < RUNNER_SIDES; side++) {
 		const struct build_result *br = &j->build[side];

@@ -1,0 +1,91 @@
+# End to end with real DPDK: Debian's DPDK 22.11 source package as a git
+# tree, a one-patch series mailed against it, the controller planning it
+# with the demo profile (release and debugoptimized), and a real agent with
+# the DPDK runner building both modes base and patched in its sandbox,
+# applying the patch, and running mempool_perf (subset harness) and
+# testpmd (io on net_null) interleaved, 3 repetitions each.  Checks that
+# every sample the profile promises arrived, once, with plausible values,
+# and that the fingerprint says what was measured.
+#
+# The agent's work directory (mirrors, worktrees, build directories,
+# ccache) lives in $PG_CACHE/e2e and is kept between runs on one machine,
+# so that only the first run pays the cold builds (about 9 minutes per
+# mode on 2 cores); PG_E2E_FRESH=1 starts from nothing.
+. "$PG_TOP/tests/integration/lib.sh"
+. "$PG_TOP/tests/integration/dpdk_lib.sh"
+
+dpdk_setup
+dpdk_patch comment "$TMP/series.mbox" e2e-1@example.org
+dpdk_profile .
+dpdk_controller e2e-1
+stop_ctl() { kill -9 "$ctl" 2>/dev/null; }
+cleanup_hooks="stop_ctl"
+dpdk_ingest_plan "$TMP/series.mbox"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE state = 'queued'")" = 2 ] ||
+	{ sqlite3 "$db" "SELECT id, state, spec FROM jobs"; fail "expected 2 queued jobs (one per build mode)"; }
+[ "$(sqlite3 "$db" "SELECT base_commit FROM runs")" = "$base" ] ||
+	fail "the run is not on the patch's base-commit"
+dpdk_agent_config e2e-1
+for job in 1 2; do
+	start=$(date +%s)
+	"$AGENT" --config "$TMP/agent.json" --once >"$TMP/agent-$job.log" 2>&1
+	rc=$?
+	echo "e2e: job $job took $(( $(date +%s) - start )) s (agent exit $rc)"
+	[ $rc -eq 0 ] || { tail -n 50 "$TMP/agent-$job.log"; fail "agent --once exited $rc"; }
+	# What each benchmark run came to, as the agent uploaded it.
+	sqlite3 "$db" "SELECT path FROM logs WHERE job_id = $job AND stage = 'bench'" |
+		while read -r p; do grep -h '^== ' "$TMP/state/$p" "$p" 2>/dev/null; done | grep -v '^== [a-z_]*, ' || true
+done
+
+q() { sqlite3 "$db" "$1"; }
+q "SELECT id, outcome, substr(outcome_detail, 1, 300) FROM jobs" >"$TMP/jobs.txt"
+[ "$(q "SELECT count(*) FROM jobs WHERE state = 'done' AND outcome = 'ok'")" = 2 ] ||
+	{ cat "$TMP/jobs.txt"; tail -n 40 "$TMP/agent-2.log"; fail "both jobs should end ok"; }
+[ "$(q "SELECT count(*) FROM results")" = 2 ] || fail "not exactly one result per job"
+
+# Every sample the demo profile promises, per job: 3 repetitions x 2 sides
+# of the two gated mempool keys and of testpmd's rx/tx rates.
+for job in $(q "SELECT id FROM jobs"); do
+	for key in mempool.nocache.cores1.keep128.get32.put32.const0 \
+		   mempool.cache.cores1.keep128.get32.put32.const0 fwd.rx_pps fwd.tx_pps \
+		   fwd.rx_packets fwd.cycles_per_pkt; do
+		for side in base patched; do
+			n=$(q "SELECT count(DISTINCT repetition) FROM samples WHERE job_id = $job
+			       AND side = '$side' AND metric = '$key'")
+			[ "$n" = 3 ] || fail "job $job: $n repetitions of $key on the $side side, not 3"
+		done
+	done
+	# Plausible: a mempool does millions of objects per second here, testpmd
+	# forwards at least a hundred thousand packets per second on net_null.
+	low=$(q "SELECT count(*) FROM samples WHERE job_id = $job AND
+		 ((metric LIKE 'mempool.%' AND value < 1000000) OR
+		  (metric IN ('fwd.rx_pps', 'fwd.tx_pps') AND value < 100000) OR
+		  (metric = 'fwd.cycles_per_pkt' AND (value <= 0 OR value > 100000)))")
+	[ "$low" = 0 ] || { q "SELECT side, metric, value FROM samples WHERE job_id = $job"; \
+		fail "job $job: $low implausible samples"; }
+	# Only the subset's configurations ran: no other mempool key.
+	other=$(q "SELECT count(*) FROM samples WHERE job_id = $job AND metric LIKE 'mempool.%'
+		   AND metric NOT IN ('mempool.nocache.cores1.keep128.get32.put32.const0',
+				      'mempool.cache.cores1.keep128.get32.put32.const0')")
+	[ "$other" = 0 ] || fail "job $job: $other mempool samples outside the subset"
+	fp=$(q "SELECT fingerprint FROM results WHERE job_id = $job")
+	echo "$fp" >"$TMP/fp.json"
+	jq_is "$TMP/fp.json" '.runner' dpdk
+	jq_is "$TMP/fp.json" '.dpdk_version' 22.11.11
+	jq_is "$TMP/fp.json" '.harness' subset
+	jq_is "$TMP/fp.json" '.apply.applied' 1
+	jq -e '.host_check.governor and .host_check.compiler != ""' "$TMP/fp.json" >/dev/null ||
+		fail "job $job: no host check in the fingerprint"
+done
+# Both build modes ran, each its own build type.
+[ "$(q "SELECT count(DISTINCT json_extract(fingerprint, '\$.build.buildtype')) FROM results")" = 2 ] ||
+	fail "the two jobs did not build two build types"
+# The logs of each stage reached the controller.
+for stage in prepare apply build-base build-patched bench; do
+	[ "$(q "SELECT count(*) FROM logs WHERE stage = '$stage'")" -ge 2 ] ||
+		fail "no '$stage' log for both jobs"
+done
+
+kill -TERM $ctl
+wait $ctl
+cleanup_hooks=""
