@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "json.h"
@@ -17,6 +18,7 @@
 #include "time.h"
 
 #define BENCH_MAX_ARGS 256
+#define BENCH_STDBUF "/usr/bin/stdbuf"	/* coreutils */
 #define BENCH_MAX_ENV 64
 #define BENCH_MAX_GATE 256
 #define BENCH_TEXT_MAX 4096
@@ -330,12 +332,24 @@ static int bench_argv(const struct bench_run_spec *s, char ***argv_out, char ***
 		ne++;
 	while (s->env_extra && s->env_extra[nx])
 		nx++;
-	argv = calloc(na + 2, sizeof(*argv));
+	argv = calloc(na + 5, sizeof(*argv));
 	env = calloc(ne + nx + 1, sizeof(*env));
 	if (!argv || !env)
 		goto nomem;
+	/* Line-buffered output: DPDK's programs print with stdio, which
+	 * buffers a pipe in 4 KiB blocks, so "Press enter to exit" or a
+	 * result line would reach us only when the block fills (testpmd then
+	 * waits on stdin for an EOF that waits on that line). */
+	if (!(argv[i++] = strdup(BENCH_STDBUF)) || !(argv[i++] = strdup("-oL")) ||
+	    !(argv[i++] = strdup("-eL")))
+		goto nomem;
 	if (pg_buf_printf(&prog, "%s/%s", s->build_dir, d->program) < 0)
 		goto nomem;
+	/* stdbuf would report a missing program as its own exit 127. */
+	if (access(pg_buf_str(&prog), X_OK) < 0) {
+		pg_err_errno(err, "spawn '%s'", pg_buf_str(&prog));
+		goto fail;
+	}
 	argv[i++] = pg_buf_detach(&prog, NULL);
 	for (size_t k = 0; k < na; k++)
 		if (bench_expand_arg(d->args[k], s->file_prefix, s->build_dir, &argv[i++], err) < 0)

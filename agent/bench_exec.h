@@ -21,6 +21,9 @@
  *                  prints its final statistics and exits.  The forwarding
  *                  time measured that way is what fwd.*_pps divide by.
  *
+ * The program runs under stdbuf(1) -oL -eL: stdio buffers a pipe in
+ * blocks, and both modes act on lines as they are printed.
+ *
  * A run that crashes, times out, prints an error, or prints no result is
  * not an error of this module: it is an outcome (ok false, detail says
  * what happened, with the samples it did print).

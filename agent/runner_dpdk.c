@@ -2,10 +2,13 @@
 /* The DPDK runner: workspace, apply, build, interleaved benchmarks. */
 #include "runner_dpdk.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apply.h"
 #include "bench_exec.h"
@@ -557,6 +560,32 @@ fail:
 	return NULL;
 }
 
+/* Remove the files an earlier holder of this job directory left (a job
+ * id of a controller whose store was made anew): logs are appended to. */
+static int job_dir_clear(const char *dir, struct pg_err *err)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return pg_err_errno(err, "open %s", dir);
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+		int n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (n > 0 && (size_t)n < sizeof(path) && unlink(path) < 0 && errno != ENOENT) {
+			pg_err_errno(err, "remove %s", path);
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
 static void job_release(struct dpdk_job *j)
 {
 	spec_release(&j->spec);
@@ -598,7 +627,8 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	}
 	n = snprintf(j.job_dir, sizeof(j.job_dir), "%s/jobs/%lld-%lld", run->work_dir,
 		     (long long)run->job->id, (long long)run->job->attempt);
-	if (n < 0 || (size_t)n >= sizeof(j.job_dir) || pg_mkdir_p(j.job_dir, 0755, &jerr) < 0) {
+	if (n < 0 || (size_t)n >= sizeof(j.job_dir) || pg_mkdir_p(j.job_dir, 0755, &jerr) < 0 ||
+	    job_dir_clear(j.job_dir, &jerr) < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;
 	}
