@@ -89,10 +89,12 @@ printf '%s\n' "$CI_TOKEN" >"$TMP/token"
 printf '%s\n' "$BOB_TOKEN" >"$TMP/bob-token"
 chmod 600 "$TMP/token" "$TMP/bob-token"
 # conf FILE TOKEN_FILE USER [EXTRA]: checks on the fake, retries at most 2 s
-# apart so that an outage of minutes takes seconds here.
+# apart so that an outage of minutes takes seconds here; the API on a free
+# port, its public URL in the checks' target URLs.
 conf() {
 	cat >"$1" <<EOF
 { "db": "$db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
+  "api": { "listen": "127.0.0.1:0", "public_url": "https://perfgate.example.org/" },
   "checks": { "enabled": true, "patchwork_url": "$base/api/1.3", "token_file": "$2",
               "username": "$3", "timeout_s": 5, "max_backoff_s": 2 }${4:+, $4} }
 EOF
@@ -158,7 +160,7 @@ curl -sS -f "$base/_fake/requests" >"$TMP/requests.json" || fail "GET /_fake/req
 jq -c '[.[] | select(.method == "POST")] | sort_by(.path)[] | [.path, .content_type, .authorization, .body, .status]' \
 	"$TMP/requests.json" >"$TMP/posts.txt"
 for pair in "102:$A_LAST" "203:$B_LAST" "301:$S_ONE"; do
-	printf '["/api/1.3/patches/%s/checks/","application/json","Token","{\\"state\\":\\"pending\\",\\"context\\":\\"%s\\",\\"description\\":\\"Performance Testing pending\\",\\"target_url\\":\\"http://127.0.0.1:8080/series/%s\\"}",201]\n' \
+	printf '["/api/1.3/patches/%s/checks/","application/json","Token","{\\"state\\":\\"pending\\",\\"context\\":\\"%s\\",\\"description\\":\\"Performance Testing pending\\",\\"target_url\\":\\"https://perfgate.example.org/series/%s\\"}",201]\n' \
 		"${pair%%:*}" "$CTX" "$(series_of "${pair#*:}")"
 done >"$TMP/posts.want"
 diff -u "$TMP/posts.want" "$TMP/posts.txt" || fail "the POSTs are not the exact requests"
@@ -178,7 +180,7 @@ expect_rc 0 "$OTOOL" queue-check "$TMP/c.json" "$run_a" "$CTX" success "Performa
 expect_grep '^queued 0$' "$TMP/out"
 wait_until "the final check" n_checks 4
 jq -c '[.checks[] | select(.patch == 102) | [.state, .target_url]]' "$TMP/checks.json" >"$TMP/a.txt"
-echo "[[\"pending\",\"http://127.0.0.1:8080/series/$(series_of "$A_LAST")\"],[\"success\",\"http://127.0.0.1:8080/series/$(series_of "$A_LAST")\"]]" |
+echo "[[\"pending\",\"https://perfgate.example.org/series/$(series_of "$A_LAST")\"],[\"success\",\"https://perfgate.example.org/series/$(series_of "$A_LAST")\"]]" |
 	diff -u - "$TMP/a.txt" || fail "on patch 102: pending, then success, same target URL"
 stop_ctl
 
@@ -226,6 +228,13 @@ tried_twice() {
 		AND state <> 'pending' AND attempts >= 2")" = 2 ]
 }
 wait_until "two tries of each check in the outage" tried_twice
+# The API answers meanwhile: the outbox has its own thread and connection.
+api=$(sed -n 's|.*api: listening on \(http://[0-9.:]*\).*|\1|p' "$TMP/ctl.log" | tail -n 1)
+[ -n "$api" ] || fail "no API address in the log"
+code=$(curl -sS -o "$TMP/series.json" -w '%{http_code}' --max-time 10 "$api/api/v1/series") ||
+	fail "the API did not answer during the outage"
+[ "$code" = 200 ] || fail "the API answered $code during the outage"
+jq_is "$TMP/series.json" '.total' 4
 kill -9 "$ctl"
 wait "$ctl" 2>/dev/null
 killed_at=$(date +%s)
