@@ -220,9 +220,12 @@ static void print_row(const cJSON *o)
 	if (strcmp(str_of(o, "delivery"), "queued") == 0 && next >= 0 &&
 	    pg_time_format_utc(next * 1000, 0, when, sizeof(when)) < 0)
 		snprintf(when, sizeof(when), "%" PRId64, next);
-	if (check)
+	if (check && int_of(o, "pw_patch") > 0)
 		snprintf(what, sizeof(what), "%s patch %" PRId64 " (pw %" PRId64 ")",
 			 str_of(o, "state"), int_of(o, "patch"), int_of(o, "pw_patch"));
+	else if (check)
+		snprintf(what, sizeof(what), "%s patch %" PRId64 " (pw ?)", str_of(o, "state"),
+			 int_of(o, "patch"));
 	else
 		snprintf(what, sizeof(what), "%.63s", str_of(o, "subject"));
 	/* One line: the start of the answer, control characters made '?'. */

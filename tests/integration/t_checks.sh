@@ -204,7 +204,7 @@ wait_until "the late check to wait for its patch" waiting
 [ "$(q "SELECT delivery FROM check_outbox WHERE run_id = $run_l AND state = 'pending'")" = cancelled ] ||
 	fail "the pending check of a run with a final check was not cancelled"
 expect_rc 0 $C outbox list
-expect_grep "queued .* $run_l +$CTX +warning .*waiting: patch <late\." "$TMP/out"
+expect_grep "^check +[0-9]+ +queued +0 +[0-9T:Z-]+ +$run_l +$CTX +warning patch 1 \(pw \?\) +waiting: patch <late\." "$TMP/out"
 fake series "{\"mails\": [{\"file\": \"$TMP/late.patch\", \"id\": 401}]}"
 wait_until "the late check" n_checks 5
 jq_is "$TMP/checks.json" '[.checks[] | select(.patch == 401) | .state] | join(",")' warning
@@ -288,6 +288,9 @@ grep -Eq "error outbox: check $row .*HTTP 403.*not retried" "$TMP/ctl.log" ||
 	fail "the 403 was not logged as an error"
 expect_rc 0 $C outbox list --json
 jq_is "$TMP/out" "[.[] | select(.kind == \"check\" and .id == $row)][0].delivery" failed
+expect_rc 0 $C outbox list
+expect_grep "^check +$row +failed +1 +- +$run_a +$CTX +fail patch 2 \(pw 102\) +\{\"detail\":\"You do not have permission" "$TMP/out"
+cat "$TMP/out"
 # An admin queues it again: one more try (a lookup, then a POST), again 403.
 expect_rc 0 $C outbox retry check "$row"
 retried() {
