@@ -122,18 +122,29 @@ out:
 
 /* Queued pending rows whose run already has a final row for the same
  * patch and context: pointless to post, and harmful after the final. */
+#define PENDING_SUPERSEDED \
+	"delivery = 'queued' AND state = 'pending' AND EXISTS (" \
+	" SELECT 1 FROM check_outbox f WHERE f.run_id = check_outbox.run_id" \
+	" AND f.patch_id = check_outbox.patch_id" \
+	" AND f.context = check_outbox.context AND f.state <> 'pending'" \
+	" AND f.delivery <> 'cancelled')"
+
 static int cancel_pending(struct outbox *ob, struct pg_err *err)
 {
-	int64_t changes = 0;
+	int64_t changes = 0, any = 0;
 
+	/* Looked at first without a transaction: this runs every second, and
+	 * a write transaction would take the store's one write lock each time. */
+	if (store_query_int(ob->st, "look for superseded pending checks",
+			    "SELECT EXISTS (SELECT 1 FROM check_outbox WHERE " PENDING_SUPERSEDED ")",
+			    NULL, 0, &any, err) < 0)
+		return -1;
+	if (!any)
+		return 0;
 	if (outbox_tx_run(ob->st, "cancel superseded pending checks",
 			  "UPDATE check_outbox SET delivery = 'cancelled',"
 			  " response = 'not posted: the final check of the same run came first'"
-			  " WHERE delivery = 'queued' AND state = 'pending' AND EXISTS ("
-			  "  SELECT 1 FROM check_outbox f WHERE f.run_id = check_outbox.run_id"
-			  "  AND f.patch_id = check_outbox.patch_id"
-			  "  AND f.context = check_outbox.context AND f.state <> 'pending'"
-			  "  AND f.delivery <> 'cancelled')",
+			  " WHERE " PENDING_SUPERSEDED,
 			  NULL, 0, &changes, err) < 0)
 		return -1;
 	if (changes) {
