@@ -3,6 +3,7 @@
  * agent). */
 #include "ctl_cmd.h"
 #include "ctl_intake.h"
+#include "ctl_outbox.h"
 #include "ctl_plan.h"
 
 #include <errno.h>
@@ -332,6 +333,8 @@ int ctl_cmd_dispatch(const struct ctl_config *cfg, int argc, char **argv)
 		return ctl_cmd_plan(cfg, argc, argv);
 	if (strcmp(argv[0], "agent") == 0)
 		return ctl_cmd_agent(cfg, argc, argv);
+	if (strcmp(argv[0], "outbox") == 0)
+		return ctl_cmd_outbox(cfg, argc, argv);
 	fprintf(stderr, "perfgate-controller: unknown command '%s' (see --help)\n", argv[0]);
 	return 2;
 }

@@ -16,7 +16,7 @@
 
 static const char *const ctl_config_fields[] = {
 	"db", "data_dir", "profiles_dir", "profiles", "log_level", "project", "sources",
-	"intake", "api", "mail", NULL
+	"intake", "api", "mail", "checks", NULL
 };
 static const char *const ctl_source_fields[] = {
 	"name", "type", "url", "project", "token_file", NULL
@@ -35,6 +35,11 @@ static const char *const ctl_mail_fields[] = {
 	"to", "cc_author_on", "timeout_s", "patch_url_template", NULL
 };
 
+static const char *const ctl_checks_fields[] = {
+	"enabled", "patchwork_url", "project", "token_file", "username", "timeout_s",
+	"max_backoff_s", NULL
+};
+
 #define CTL_MAX_SOURCES 64
 #define CTL_URL_MAX 1024
 
@@ -44,6 +49,10 @@ static const char *const ctl_mail_fields[] = {
 #define CTL_MAIL_TO "test-report@dpdk.org"
 #define CTL_MAIL_TIMEOUT_S 60
 #define CTL_MAIL_PATCH_URL "http://patches.dpdk.org/patch/{id}/"
+
+/* Defaults of the "checks" section. */
+#define CTL_CHECKS_TIMEOUT_S 30
+#define CTL_CHECKS_BACKOFF_S 900
 
 /* Defaults of the "api" section. */
 #define CTL_API_LISTEN "127.0.0.1:8080"
@@ -407,6 +416,85 @@ fail:
 	return -1;
 }
 
+/* The Patchwork API root: http(s), printable, no query or fragment;
+ * trailing slashes dropped (request paths are appended to it). */
+static int ctl_checks_url(char *url, struct pg_err *err)
+{
+	size_t n = strlen(url);
+
+	if (n > CTL_URL_MAX)
+		return pg_err_set(err, PG_EINVAL, "field 'patchwork_url': longer than %d bytes",
+				  CTL_URL_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (!isgraph((unsigned char)url[i]))
+			return pg_err_set(err, PG_EINVAL, "field 'patchwork_url': '%s' has a space "
+					  "or a control character", url);
+	if ((strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
+	    strchr(url, '?') || strchr(url, '#'))
+		return pg_err_set(err, PG_EINVAL, "field 'patchwork_url': '%s' is not an http(s) "
+				  "URL without query or fragment", url);
+	while (n > 8 && url[n - 1] == '/')
+		url[--n] = '\0';
+	if (url[n - 1] == '/')
+		return pg_err_set(err, PG_EINVAL, "field 'patchwork_url': '%s' has no host", url);
+	return 0;
+}
+
+static int ctl_config_checks(struct ctl_config *c, const cJSON *root, const char *dir,
+			     struct pg_err *err)
+{
+	struct ctl_checks *k = &c->checks;
+	const cJSON *o = NULL;
+	int64_t v;
+	int rc;
+
+	rc = pg_json_get_object(root, "checks", 0, &o, err);
+	if (rc <= 0)
+		return rc;
+	if (pg_json_check_keys(o, ctl_checks_fields, err) < 0 ||
+	    pg_json_get_bool(o, "enabled", 0, &k->enabled, err) < 0 ||
+	    pg_config_string(o, "patchwork_url", 0, dir, &k->patchwork_url, err) < 0 ||
+	    (k->patchwork_url && ctl_checks_url(k->patchwork_url, err) < 0) ||
+	    pg_config_string(o, "project", 0, dir, &k->project, err) < 0 ||
+	    pg_config_string(o, "token_file", 1, dir, &k->token_file, err) < 0 ||
+	    pg_config_string(o, "username", 0, dir, &k->username, err) < 0 ||
+	    pg_json_get_int(o, "max_backoff_s", 0, 1, CTL_CHECKS_BACKOFF_MAX_S,
+			    &k->max_backoff_s, err) < 0)
+		goto fail;
+	v = k->timeout_s;
+	if (pg_json_get_int(o, "timeout_s", 0, 1, CTL_CHECKS_TIMEOUT_MAX_S, &v, err) < 0)
+		goto fail;
+	k->timeout_s = (int)v;
+	if (k->project && !ctl_name_ok(k->project)) {
+		pg_err_set(err, PG_EINVAL, "field 'project': '%s' must be letters, digits, '_', "
+			   "'.', '-'", k->project);
+		goto fail;
+	}
+	/* Sent in a query string and compared with Patchwork's user names. */
+	if (k->username && !ctl_name_ok(k->username)) {
+		pg_err_set(err, PG_EINVAL, "field 'username': '%s' must be letters, digits, '_', "
+			   "'.', '-'", k->username);
+		goto fail;
+	}
+	if (k->enabled && (!k->patchwork_url || !k->token_file)) {
+		pg_err_set(err, PG_EINVAL, "field '%s': missing (checks are enabled)",
+			   !k->patchwork_url ? "patchwork_url" : "token_file");
+		goto fail;
+	}
+	return 0;
+fail:
+	pg_err_prefix(err, "field 'checks'");
+	return -1;
+}
+
+static void ctl_checks_free(struct ctl_checks *k)
+{
+	free(k->patchwork_url);
+	free(k->project);
+	free(k->token_file);
+	free(k->username);
+}
+
 static void ctl_mail_free(struct ctl_mail *m)
 {
 	free(m->smtp_url);
@@ -442,6 +530,7 @@ void ctl_config_free(struct ctl_config *c)
 	ctl_sources_free(c->sources, c->n_sources);
 	ctl_api_free(&c->api);
 	ctl_mail_free(&c->mail);
+	ctl_checks_free(&c->checks);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -468,6 +557,8 @@ static int ctl_config_defaults(struct ctl_config *c, struct pg_err *err)
 	c->mail.to = strdup(CTL_MAIL_TO);
 	c->mail.to_addr = strdup(CTL_MAIL_TO);
 	c->mail.patch_url_template = strdup(CTL_MAIL_PATCH_URL);
+	c->checks.timeout_s = CTL_CHECKS_TIMEOUT_S;
+	c->checks.max_backoff_s = CTL_CHECKS_BACKOFF_S;
 	if (!c->db || !c->data_dir || !c->profiles_dir || !c->log_level || !c->project ||
 	    !c->mail.to || !c->mail.to_addr || !c->mail.patch_url_template)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -489,11 +580,17 @@ static int ctl_config_parse(void *cfg, const cJSON *root, const char *dir,
 	    ctl_config_sources(c, root, dir, err) < 0 ||
 	    ctl_config_intake(c, root, err) < 0 ||
 	    ctl_config_api(c, root, dir, err) < 0 ||
-	    ctl_config_mail(c, root, dir, err) < 0)
+	    ctl_config_mail(c, root, dir, err) < 0 ||
+	    ctl_config_checks(c, root, dir, err) < 0)
 		return -1;
 	if (!ctl_name_ok(c->project))
 		return pg_err_set(err, PG_EINVAL, "field 'project': '%s' must be letters, digits, "
 				  "'_', '.', '-'", c->project);
+	if (!c->checks.project) {
+		c->checks.project = strdup(c->project);
+		if (!c->checks.project)
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+	}
 	if (pg_config_check_common(c->profiles, c->n_profiles, c->log_level, err) < 0)
 		return -1;
 	return 0;
@@ -572,6 +669,25 @@ static int ctl_mail_to_json(cJSON *o, const struct ctl_mail *m)
 	return 0;
 }
 
+/* "checks": every member, defaults filled in; the token is never read
+ * here, only its file named. */
+static int ctl_checks_to_json(cJSON *o, const struct ctl_checks *k)
+{
+	cJSON *checks = cJSON_AddObjectToObject(o, "checks");
+
+	if (!checks ||
+	    !cJSON_AddBoolToObject(checks, "enabled", k->enabled) ||
+	    (k->patchwork_url &&
+	     !cJSON_AddStringToObject(checks, "patchwork_url", k->patchwork_url)) ||
+	    !cJSON_AddStringToObject(checks, "project", k->project) ||
+	    (k->token_file && !cJSON_AddStringToObject(checks, "token_file", k->token_file)) ||
+	    (k->username && !cJSON_AddStringToObject(checks, "username", k->username)) ||
+	    !cJSON_AddNumberToObject(checks, "timeout_s", k->timeout_s) ||
+	    !cJSON_AddNumberToObject(checks, "max_backoff_s", (double)k->max_backoff_s))
+		return -1;
+	return 0;
+}
+
 char *ctl_api_url(const struct ctl_api *a)
 {
 	size_t n;
@@ -638,7 +754,8 @@ cJSON *ctl_config_to_json(const struct ctl_config *c)
 		if (!cJSON_AddStringToObject(intake, "since", since))
 			goto fail;
 	}
-	if (ctl_api_to_json(o, &c->api) < 0 || ctl_mail_to_json(o, &c->mail) < 0)
+	if (ctl_api_to_json(o, &c->api) < 0 || ctl_mail_to_json(o, &c->mail) < 0 ||
+	    ctl_checks_to_json(o, &c->checks) < 0)
 		goto fail;
 	return o;
 fail:

@@ -65,6 +65,26 @@
  *                  "patch_url_template": "http://patches.dpdk.org/patch/{id}/"
  *                                 the URL line of the report; dpdk.org's bot
  *                                 only recognises http:// URLs}
+ *   checks        Patchwork checks posted from the outbox (controller/outbox.h).
+ *                 All members optional; checked even when not enabled:
+ *                 {"enabled": false          post them at all (rows are
+ *                                 queued either way, and wait),
+ *                  "patchwork_url": "https://patches.dpdk.org/api/1.3"
+ *                                 the versioned API root, http(s)
+ *                                 (required when enabled),
+ *                  "project": "dpdk"        the Patchwork project, to find a
+ *                                 patch by its Message-ID (default: the
+ *                                 top-level "project"),
+ *                  "token_file": "..."      whose first line is the API
+ *                                 token of a user who may post checks on
+ *                                 the project (a maintainer); never the
+ *                                 token itself (required when enabled),
+ *                  "username": "ci"         that user's name: the lookup
+ *                                 before a re-post then counts only its
+ *                                 checks,
+ *                  "timeout_s": 30          each request (1..600),
+ *                  "max_backoff_s": 900     the longest pause between two
+ *                                 tries of a check or a mail (1..86400)}
  */
 
 #include <stdbool.h>
@@ -141,6 +161,20 @@ struct ctl_mail {
 
 #define CTL_MAIL_TIMEOUT_MAX_S 600
 
+/* The "checks" section (see above). */
+struct ctl_checks {
+	bool enabled;
+	char *patchwork_url;	/* no trailing '/'; NULL when not set */
+	char *project;		/* never NULL after loading */
+	char *token_file;	/* absolute; NULL when not set */
+	char *username;		/* NULL when not set */
+	int timeout_s;
+	int64_t max_backoff_s;
+};
+
+#define CTL_CHECKS_TIMEOUT_MAX_S 600
+#define CTL_CHECKS_BACKOFF_MAX_S 86400
+
 struct ctl_config {
 	char *path;		/* the file read; NULL when built-in defaults */
 	char *db;
@@ -155,6 +189,7 @@ struct ctl_config {
 	struct ctl_intake intake;
 	struct ctl_api api;
 	struct ctl_mail mail;
+	struct ctl_checks checks;
 };
 
 /* The default configuration file, SYSCONFDIR/perfgate/controller.json. */

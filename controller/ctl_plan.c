@@ -26,6 +26,10 @@ int ctl_plan_pass(const struct ctl_config *cfg, struct store *st, const struct p
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
 	if (pg_mkdir_p(root, 0750, err) < 0)
 		goto out;
+	/* The `plan` command has no server to ask: the configured public URL
+	 * (job links and the checks' target URLs) still applies. */
+	if (!public_url)
+		public_url = cfg->api.public_url;
 	planner_init(&pl, st, ps, root, public_url ? public_url : CTL_PLAN_DEFAULT_URL);
 	rc = planner_run(&pl, err);
 	*stats = pl.stats;

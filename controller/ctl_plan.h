@@ -14,7 +14,9 @@
 #include "profile.h"
 #include "store.h"
 
-/* Run one planner pass; *stats gets its counts.  Returns 0, or -1 when
+/* Run one planner pass; *stats gets its counts.  public_url: how agents
+ * and people reach the controller (job links, check target URLs); NULL
+ * for api.public_url, else http://127.0.0.1:8080.  Returns 0, or -1 when
  * the store failed (a series that cannot be planned is only counted). */
 int ctl_plan_pass(const struct ctl_config *cfg, struct store *st, const struct profile_set *ps,
 		  const char *public_url, struct planner_stats *stats, struct pg_err *err);

@@ -33,9 +33,10 @@ static void usage(FILE *out)
 		"commands:\n"
 		"  serve                 run the controller daemon (the default): open and\n"
 		"                        migrate the store, load the profiles, read the\n"
-		"                        sources every intake.interval_s, expire leases, and\n"
-		"                        serve the HTTP API when the configuration has an\n"
-		"                        \"api\" section, until SIGTERM/SIGINT\n"
+		"                        sources every intake.interval_s, expire leases,\n"
+		"                        deliver checks and mails when enabled, and serve\n"
+		"                        the HTTP API when the configuration has an \"api\"\n"
+		"                        section, until SIGTERM/SIGINT\n"
 		"  db check              verify the store: integrity, foreign keys, schema\n"
 		"                        version, row counts (exit 1 when damaged)\n"
 		"  db migrate            create the store or upgrade its schema, then exit\n"
@@ -55,7 +56,12 @@ static void usage(FILE *out)
 		"                        stdout (only a hash of it is stored)\n"
 		"  agent list [--json]   agents: state, last seen, current job, labels\n"
 		"  agent disable|enable NAME\n"
-		"                        refuse (403) or accept an agent's requests again\n",
+		"                        refuse (403) or accept an agent's requests again\n"
+		"  outbox list [--json] [--all]\n"
+		"                        Patchwork checks and report mails not yet delivered,\n"
+		"                        and those that failed (--all: every one)\n"
+		"  outbox retry check|mail ID\n"
+		"                        queue a failed or cancelled check or mail again\n",
 		CTL_CONFIG_DEFAULT);
 }
 

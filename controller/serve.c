@@ -5,8 +5,9 @@
  * handlers only set flags; the loop does the work (after OpenBSD's
  * daemons).  Intake runs every intake.interval_s; expired leases are swept
  * every SERVE_EXPIRE_MS; the HTTP API (api.h), when configured, runs in
- * its own threads from start to stop.  Planning and reporting hang off
- * this loop as they are built.
+ * its own threads from start to stop, and so does the outbox's delivery
+ * of checks and mails (ctl_outbox.h), which never holds this loop or the
+ * API.  Planning hangs off this loop.
  */
 #include "ctl_cmd.h"
 
@@ -17,8 +18,10 @@
 #include "api.h"
 #include "conffile.h"
 #include "ctl_intake.h"
+#include "ctl_outbox.h"
 #include "ctl_plan.h"
 #include "fsutil.h"
+#include "http.h"
 #include "log.h"
 #include "profile.h"
 #include "sched.h"
@@ -127,13 +130,19 @@ int ctl_serve(const struct ctl_config *cfg)
 	struct store *st = NULL;
 	struct intake in;
 	struct api_server *api = NULL;
+	struct ctl_outbox outbox;
 	int64_t next_intake = 0, next_expire = 0, next_plan = 0;
-	int rc = 1, loaded = 0;
+	int rc = 1, loaded = 0, http = 0;
 
 	memset(&in, 0, sizeof(in));
+	memset(&outbox, 0, sizeof(outbox));
 
 	if (serve_signals(&err) < 0)
 		goto out;
+	/* libcurl's global state, before any thread that uses it starts. */
+	if (pg_http_global_init(&err) < 0)
+		goto out;
+	http = 1;
 	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
 				    cfg->n_profiles, &ps, &err) < 0)
 		goto out;
@@ -142,6 +151,8 @@ int ctl_serve(const struct ctl_config *cfg)
 	    pg_mkdir_parent(cfg->db, 0750, &err) < 0)
 		goto out;
 	if (store_open(&st, cfg->db, &err) < 0 || ctl_intake_init(&in, cfg, &ps, st, &err) < 0)
+		goto out;
+	if (ctl_outbox_start(&outbox, cfg, &err) < 0)
 		goto out;
 	if (cfg->api.enabled) {
 		if (api_server_start(&api, cfg, &ps, &err) < 0)
@@ -176,9 +187,12 @@ out:
 	if (rc)
 		pg_log_error("serve", "%s", err.msg);
 	api_server_stop(api);
+	ctl_outbox_stop(&outbox);
 	ctl_intake_release(&in);
 	store_close(st);
 	if (loaded)
 		profile_set_free(&ps);
+	if (http)
+		pg_http_global_cleanup();
 	return rc;
 }

@@ -886,6 +886,84 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Patches                                                             */
+
+int pg_pw_find_patch(struct pg_pw_client *c, const char *msgid, int64_t *patch_id,
+		     struct pg_err *err)
+{
+	struct pg_http_response resp = PG_HTTP_RESPONSE_INIT;
+	struct pg_buf url = PG_BUF_INIT(URL_MAX);
+	char bare[1024], want[sizeof(bare) + 2];
+	const cJSON *item;
+	cJSON *page = NULL;
+	char *got = NULL;
+	int64_t id, found = 0;
+	size_t n, i = 0;
+	int ret = -1;
+
+	if (!c->project) {
+		pg_err_set(err, PG_EINVAL, "find patch: no Patchwork project configured");
+		goto out;
+	}
+	if (!msgid)
+		msgid = "";
+	n = strlen(msgid);
+	if (n >= 2 && msgid[0] == '<' && msgid[n - 1] == '>') {
+		msgid++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(bare)) {
+		pg_err_set(err, PG_EINVAL, "find patch: a Message-ID of %zu bytes", n);
+		goto out;
+	}
+	memcpy(bare, msgid, n);
+	bare[n] = '\0';
+	for (const char *p = bare; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '<' || *p == '>') {
+			pg_err_set(err, PG_EINVAL, "find patch: Message-ID '%.200s' has a space, "
+				   "a control character or <>", bare);
+			goto out;
+		}
+	snprintf(want, sizeof(want), "<%s>", bare);
+	if (pg_buf_printf(&url, "%s/patches/", c->base) < 0 ||
+	    add_param(&url, "project", c->project) < 0 ||
+	    add_param(&url, "msgid", bare) < 0 ||
+	    add_param(&url, "per_page", "10") < 0) {
+		url_fail(err);
+		goto out;
+	}
+	if (get_json(c, pg_buf_str(&url), false, &resp, &page, err) < 0)
+		goto out;
+	if (!cJSON_IsArray(page)) {
+		pg_err_set(err, PG_EINVAL, "GET %s: expected an array of patches, got %s",
+			   pg_buf_str(&url), pg_json_type_name(page));
+		goto out;
+	}
+	cJSON_ArrayForEach(item, page) {
+		if (get_id(item, "id", true, &id, err) < 0 ||
+		    get_dup(item, "msgid", true, &got, err) < 0) {
+			pg_err_prefix(err, "GET %s: patches[%zu]", pg_buf_str(&url), i);
+			goto out;
+		}
+		/* A server without the filter lists every patch. */
+		if (!found && !strcmp(got, want))
+			found = id;
+		free(got);
+		got = NULL;
+		i++;
+	}
+	if (found && patch_id)
+		*patch_id = found;
+	ret = found ? 1 : 0;
+out:
+	free(got);
+	cJSON_Delete(page);
+	pg_buf_release(&url);
+	pg_http_response_release(&resp);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
 /* mbox                                                                */
 
 int pg_pw_download_mbox(struct pg_pw_client *c, const char *url, struct pg_buf *out,

@@ -248,6 +248,27 @@ int pg_pw_parse_series(const char *json, size_t len, const char *url,
 bool pg_pw_name_number(const char *name, unsigned int *num, unsigned int *total);
 
 /* ------------------------------------------------------------------ */
+/* Patches                                                             */
+
+/*
+ * Find the project's patch with this Message-ID (with or without <>):
+ *   GET {base}/patches/?project=P&msgid=ID&per_page=N
+ * (the msgid filter is API 1.2 and later; it takes the id without <>).
+ * Each answer's "msgid" is compared here as well, since a server without
+ * the filter ignores it and lists every patch: a list that does not hold
+ * the id means "not there", never some other patch.  Only the first page
+ * is read (one Message-ID names one patch per project).
+ *
+ * Returns 1 and sets *patch_id (may be NULL), 0 when Patchwork has no such
+ * patch (yet: a mail reaches the list before Patchwork parses it), or -1
+ * with err set: PG_EINVAL for no project configured, an empty Message-ID
+ * or one with control characters or spaces, or a malformed answer; a
+ * network error (see above).
+ */
+int pg_pw_find_patch(struct pg_pw_client *c, const char *msgid, int64_t *patch_id,
+		     struct pg_err *err);
+
+/* ------------------------------------------------------------------ */
 /* mbox downloads                                                      */
 
 /*

@@ -142,20 +142,28 @@ POST /_fake/events    {"events": [{"category": C, "date": naive ISO (default
                       "actor": USER ID, "id": N}]}: append events as given
                       (e.g. a repeated series-completed).
 POST /_fake/fail      {"count": N (default 1), "status": 500|503|..., "hang":
-                      SECONDS, "drop": true, "method": "POST", "path": PREFIX,
-                      "retry_after": "120", "body": TEXT}: the next N
-                      matching requests (control ones never match) sleep
-                      `hang` seconds, then close the connection without an
-                      answer (drop), answer `status`, or, with neither, are
-                      served normally (a reply lost after the work was done).
-                      Rules stack; the first matching one is used.
+                      SECONDS, "drop": true, "lost_reply": true, "method":
+                      "POST", "path": PREFIX, "retry_after": "120", "body":
+                      TEXT, "for_s": SECONDS}: the next N matching requests
+                      (control ones never match) sleep `hang` seconds, then
+                      close the connection without an answer (drop), answer
+                      `status`, are served in full with the answer thrown
+                      away and the connection closed (lost_reply: the check
+                      is created, the client never hears of it), or, with
+                      none of these, are served normally (with a hang
+                      longer than the client's timeout: a reply lost after
+                      the work was done, later).  With for_s the rule holds
+                      for every matching request during that many seconds
+                      from now, whatever the count (an outage).  Rules
+                      stack; the first matching one that holds is used.
 POST /_fake/reset     forget the request log, the counters and the fail rules
 GET  /_fake/checks    {"checks": [every check, with "patch" and "user" ids,
                       in creation order], "posts": {"total": N, "by_status":
                       {"201": N, ...}}, "requests": N}
 GET  /_fake/requests  the request log: [{"method", "path", "query",
                       "content_type", "authorization" (the scheme only),
-                      "body" (first 4 KiB), "status"}] (last 1000)
+                      "body" (first 4 KiB), "status", "lost_reply" (only
+                      when true)}] (last 1000)
 
 Fixture (JSON, all keys optional)
 ---------------------------------
@@ -1250,6 +1258,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             data = str(body).encode('utf-8', 'surrogateescape')
         if content_type in ('text/html', 'text/plain'):
             content_type += '; charset=utf-8'
+        if getattr(self, 'lost_reply', False):
+            # The work is done; the answer never reaches the client.
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.status_sent = status
+            return
         self.send_response(status)
         self.send_header('Content-Type', content_type)
         self.send_header('Content-Length', str(len(data)))
@@ -1263,6 +1280,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def dispatch(self, method):
         st = self.server.state
         self.status_sent = None
+        self.lost_reply = False
         url = urllib.parse.urlsplit(self.path)
         path = url.path
         try:
@@ -1287,20 +1305,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 st.request_log.append(entry)
                 del st.request_log[:-1000]
                 rule = None
+                now = time.monotonic()
                 for r in st.fail_rules:
-                    if r['count'] <= 0:
+                    if r['until'] is not None:
+                        if now >= r['until']:
+                            continue
+                    elif r['count'] <= 0:
                         continue
                     if r.get('method') and r['method'].upper() != method:
                         continue
                     if r.get('path') and not path.startswith(r['path']):
                         continue
                     rule = r
-                    r['count'] -= 1
+                    if r['until'] is None:
+                        r['count'] -= 1
                     break
-                st.fail_rules = [r for r in st.fail_rules if r['count'] > 0]
+                st.fail_rules = [r for r in st.fail_rules
+                                 if (r['count'] > 0 if r['until'] is None
+                                     else now < r['until'])]
             if rule is not None and self.apply_fail(rule, entry):
                 self.count_check_post(method, path, entry['status'])
                 return
+            self.lost_reply = rule is not None and rule.get('lost_reply')
         try:
             if control:
                 self.control(method, path, url.query)
@@ -1316,6 +1342,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if entry is not None:
             with st.lock:
                 entry['status'] = self.status_sent
+                if self.lost_reply:
+                    entry['lost_reply'] = True
             self.count_check_post(method, path, self.status_sent)
 
     def count_check_post(self, method, path, status):
@@ -1407,9 +1435,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         data = self.control_json()
         if path == '/_fake/fail':
+            for_s = data.get('for_s')
             rule = {'count': int(data.get('count', 1)),
+                    'until': time.monotonic() + float(for_s)
+                    if for_s is not None else None,
                     'status': data.get('status'), 'hang': data.get('hang'),
                     'drop': bool(data.get('drop')),
+                    'lost_reply': bool(data.get('lost_reply')),
                     'method': data.get('method'), 'path': data.get('path'),
                     'retry_after': data.get('retry_after'),
                     'body': data.get('body')}

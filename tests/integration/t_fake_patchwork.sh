@@ -3,7 +3,8 @@
 # paging, the per_page cap, HTTP 500 on a "Z" since, 200 [] on bad filters,
 # 302 on /patch/N/mbox/, series mboxes without the cover letter and without
 # ">From" escaping, check creation (201, 400 on a slug with '/', 403 for a
-# non-maintainer or a bad token), outage injection and a clean SIGTERM.
+# non-maintainer or a bad token), outage injection (counted and timed,
+# dropped connections, lost replies) and a clean SIGTERM.
 . "$PG_TOP/tests/integration/lib.sh"
 LC_ALL=C
 export LC_ALL
@@ -287,6 +288,29 @@ curl -sS -o /dev/null "$API/projects/" 2>/dev/null && fail "a dropped request go
 get "$API/projects/"
 expect_code 200 "after a dropped request"
 [ "$(json 'd[0]["link_name"]')" = dpdk ] || fail "projects"
+# A lost reply: the check is created, the answer never sent.
+get "$B/_fake/checks"
+before=$(json 'len(d["checks"])')
+get -H 'Content-Type: application/json' --data-binary '{"count":1,"lost_reply":true,"method":"POST"}' "$B/_fake/fail"
+curl -sS -o /dev/null -H "Authorization: Token $CI_TOKEN" -H 'Content-Type: application/json' \
+	--data-binary '{"state":"success","context":"lost-reply"}' "$API/patches/101/checks/" 2>/dev/null &&
+	fail "a lost reply reached the client"
+get "$B/_fake/checks"
+[ "$(json 'len(d["checks"])')" = $((before + 1)) ] || fail "the lost reply's check was not created"
+[ "$(json 'd["checks"][-1]["context"]')" = lost-reply ] || fail "the lost reply's check"
+get "$B/_fake/requests"
+[ "$(json '[e.get("lost_reply") for e in d if e["method"] == "POST"][-1]')" = True ] ||
+	fail "the request log does not mark the lost reply"
+# An outage for a time: every matching request fails until it ends,
+# whatever the count; then the next one is served.
+get -H 'Content-Type: application/json' --data-binary '{"status":503,"for_s":4,"path":"/api/"}' "$B/_fake/fail"
+for i in 1 2 3; do
+	get "$API/projects/"
+	expect_code 503 "request $i in the outage"
+done
+sleep 4.2
+get "$API/projects/"
+expect_code 200 "after the outage"
 
 # --- Adding a series at run time: events as patchwork's signals make them.
 get -H 'Content-Type: application/json' --data-binary \

@@ -990,6 +990,62 @@ static void test_find_check(void **state)
 	pg_pw_client_free(few);
 }
 
+static void test_find_patch(void **state)
+{
+	struct pg_pw_client *c = client();
+	struct pg_pw_opts o = PG_PW_OPTS_INIT;
+	struct pg_pw_client *other;
+	struct pg_err err = PG_ERR_INIT;
+	int64_t id = 0;
+
+	(void)state;
+	assert_int_equal(pg_pw_find_patch(c, "<981690c7b9fd4141f2d95fc6d4d26902ff0964a4."
+					  "1796014702.git.alice@example.com>", &id, &err), 1);
+	assert_int_equal(id, 101);
+	assert_int_equal(pg_pw_find_patch(c, "e8066da13f2b3cc5fce95648547b13983b914b48."
+					  "1796014702.git.alice@example.com", &id, &err), 1);
+	assert_int_equal(id, 203);
+	/* The same mail in two projects: the configured one's. */
+	assert_int_equal(pg_pw_find_patch(c, "20261130050000.4242-1-carol@example.net", &id,
+					  &err), 1);
+	assert_int_equal(id, 301);
+	o.base_url = fake.api;
+	o.project = "ci";
+	assert_int_equal(pg_pw_client_new(&o, &other, &err), 0);
+	assert_int_equal(pg_pw_find_patch(other, "20261130050000.4242-1-carol@example.net", &id,
+					  &err), 1);
+	assert_int_equal(id, 401);
+	pg_pw_client_free(other);
+	/* Not there (yet). */
+	id = 7;
+	assert_int_equal(pg_pw_find_patch(c, "<nowhere@example.org>", &id, &err), 0);
+	assert_int_equal(id, 7);
+	/* API 1.1 has no msgid filter and lists every patch: none is taken
+	 * for the one asked. */
+	o.project = "dpdk";
+	{
+		char base[128];
+
+		snprintf(base, sizeof(base), "%s/api/1.1", fake.web);
+		o.base_url = base;
+		assert_int_equal(pg_pw_client_new(&o, &other, &err), 0);
+		assert_int_equal(pg_pw_find_patch(other, "<nowhere@example.org>", &id, &err), 0);
+		pg_pw_client_free(other);
+	}
+	/* Bad arguments. */
+	assert_int_equal(pg_pw_find_patch(c, "<>", &id, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_int_equal(pg_pw_find_patch(c, "a b@example.org", &id, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	o.base_url = fake.api;
+	o.project = NULL;
+	assert_int_equal(pg_pw_client_new(&o, &other, &err), 0);
+	assert_int_equal(pg_pw_find_patch(other, "x@example.org", &id, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	pg_pw_client_free(other);
+	pg_pw_client_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1010,6 +1066,7 @@ int main(void)
 		cmocka_unit_test(test_post_check_server_trouble),
 		cmocka_unit_test(test_post_check_timeout_then_find),
 		cmocka_unit_test(test_find_check),
+		cmocka_unit_test(test_find_patch),
 	};
 
 	return cmocka_run_group_tests_name("patchwork", tests, group_setup, group_teardown);
