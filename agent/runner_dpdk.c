@@ -460,7 +460,7 @@ static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int sid
 	if (pg_read_file(log_path, &text, err) == 0 && text.len)
 		job_log(j, "bench", text.data, text.len > 4 * RUNNER_LOG_CHUNK ? 4 * RUNNER_LOG_CHUNK :
 			text.len);
-	job_logf(j, "bench", "== %s%s%.1f s\n", r.detail, r.fwd_seconds > 0 ? ", forwarding " : "",
+	job_logf(j, "bench", "== %s, %s%.1f s\n", r.detail, r.fwd_seconds > 0 ? "forwarding " : "",
 		 r.fwd_seconds > 0 ? r.fwd_seconds : (double)r.duration_ms / 1000.0);
 	j->ms_bench_runs += (int64_t)r.duration_ms;
 	if (job_add_samples(j, b, side, rep, &r.out) < 0) {
