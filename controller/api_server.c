@@ -250,6 +250,8 @@ static struct api_req *api_req_new(struct api_server *srv, struct MHD_Connection
 	snprintf(r->path, sizeof(r->path), "%s", url ? url : "?");
 	pg_buf_init(&r->body, (size_t)srv->conf->max_body_bytes);
 	pg_buf_init(&r->out, API_OUT_MAX);
+	pg_buf_init(&r->note, API_NOTE_MAX);
+	r->count_result = -1;
 	pthread_mutex_lock(&srv->lock);
 	srv->in_flight++;
 	pthread_mutex_unlock(&srv->lock);
@@ -262,6 +264,7 @@ static void api_req_free(struct api_req *r)
 
 	pg_buf_release(&r->body);
 	pg_buf_release(&r->out);
+	pg_buf_release(&r->note);
 	api_op_release(&r->op);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -475,6 +478,17 @@ static void api_complete(struct api_req *r)
 	api_worker_push(&srv->worker, r);
 }
 
+/* Whether the request announces a body (a Content-Length above 0, or a
+ * chunked upload). */
+static bool api_has_body(struct api_req *r)
+{
+	const char *cl = api_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	if (api_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return true;
+	return cl && strspn(cl, "0 \t") != strlen(cl);
+}
+
 static enum MHD_Result api_send(struct api_req *r)
 {
 	struct MHD_Response *resp;
@@ -527,7 +541,10 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *conn, const
 			return MHD_NO;
 		*con_cls = r;
 		api_begin(r, method, url);
-		return r->answered ? api_send(r) : MHD_YES;
+		/* An answer queued before the request is read makes
+		 * libmicrohttpd close the connection (it cannot know what
+		 * follows): only worth it to refuse a body unread. */
+		return r->answered && api_has_body(r) ? api_send(r) : MHD_YES;
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;

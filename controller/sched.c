@@ -188,6 +188,14 @@ static void sched_fmt_time(int64_t t, char out[PG_TIME_UTC_MAX])
 	snprintf(out, PG_TIME_UTC_MAX, "%lld", (long long)t);
 }
 
+/* A *_tx step failed inside the transaction its wrapper opened: roll back
+ * (err is already set and prefixed) and return -1. */
+static int sched_abort(struct store *st)
+{
+	store_rollback(st);
+	return -1;
+}
+
 /* ---- rows -------------------------------------------------------------- */
 
 /* Prepare, bind and step once: 1 when a row is ready, 0 when none, -1. The
@@ -437,8 +445,8 @@ out:
 	return rc;
 }
 
-int sched_agent_update(struct store *st, int64_t agent_id, const struct sched_labels *labels,
-		       const char *facts_json, int64_t now, struct pg_err *err)
+int sched_agent_update_tx(struct store *st, int64_t agent_id, const struct sched_labels *labels,
+			  const char *facts_json, int64_t now, struct pg_err *err)
 {
 	char *labels_json = NULL, *facts = NULL;
 	int rc = -1;
@@ -451,8 +459,6 @@ int sched_agent_update(struct store *st, int64_t agent_id, const struct sched_la
 		goto out;
 	if (facts_json && sched_json_object(facts_json, SCHED_FACTS_MAX, "facts", &facts, err) < 0)
 		goto out;
-	if (store_begin(st, err) < 0)
-		goto out;
 	if (store_run(st, "update agent",
 		      "UPDATE agents SET labels = coalesce(?2, labels), facts = coalesce(?3, facts),"
 		      " last_seen = max(coalesce(last_seen, ?4), ?4) WHERE id = ?1",
@@ -463,13 +469,27 @@ int sched_agent_update(struct store *st, int64_t agent_id, const struct sched_la
 		pg_err_set(err, PG_ENOTFOUND, "no such agent");
 		goto out;
 	}
-	if (store_commit(st, err) < 0)
-		goto out;
 	rc = 0;
 out:
-	store_rollback(st);
 	free(labels_json);
 	free(facts);
+	if (rc)
+		pg_err_prefix(err, "update agent %lld", (long long)agent_id);
+	return rc;
+}
+
+int sched_agent_update(struct store *st, int64_t agent_id, const struct sched_labels *labels,
+		       const char *facts_json, int64_t now, struct pg_err *err)
+{
+	int rc = -1;
+
+	if (store_begin(st, err) < 0)
+		goto out;
+	if (sched_agent_update_tx(st, agent_id, labels, facts_json, now, err) < 0)
+		return sched_abort(st);
+	rc = store_commit(st, err);
+out:
+	store_rollback(st);
 	if (rc)
 		pg_err_prefix(err, "update agent %lld", (long long)agent_id);
 	return rc;
@@ -630,8 +650,8 @@ out:
 	return rc;
 }
 
-int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps,
-		int64_t now, int64_t lease_s, struct sched_lease *out, struct pg_err *err)
+int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set *ps,
+		   int64_t now, int64_t lease_s, struct sched_lease *out, struct pg_err *err)
 {
 	static const char what[] = "read agent";
 	struct pg_buf classes = PG_BUF_INIT(PG_BUF_NOLIMIT);
@@ -646,8 +666,6 @@ int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps
 		pg_err_set(err, PG_EINVAL, "bad agent id, profile set, time or lease time");
 		goto out;
 	}
-	if (store_begin(st, err) < 0)
-		goto out;
 	found = sched_row(st, &stmt, "SELECT enabled, labels FROM agents WHERE id = ?1", what,
 			  STORE_ARGS(STORE_INT(agent_id)), err);
 	if (found < 0)
@@ -714,12 +732,9 @@ int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps
 		      STORE_ARGS(STORE_INT(out->job_id), STORE_INT(out->attempt),
 				 STORE_INT(agent_id), STORE_INT(now)), err) < 0)
 		goto out;
-	if (store_commit(st, err) < 0)
-		goto out;
 	rc = 1;
 out:
 	sqlite3_finalize(stmt);
-	store_rollback(st);
 	free(labels);
 	pg_buf_release(&classes);
 	if (rc <= 0)
@@ -728,6 +743,27 @@ out:
 		out->held_job_id = held;
 	if (rc < 0)
 		pg_err_prefix(err, "lease for agent %lld", (long long)agent_id);
+	return rc;
+}
+
+int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps,
+		int64_t now, int64_t lease_s, struct sched_lease *out, struct pg_err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (store_begin(st, err) < 0) {
+		pg_err_prefix(err, "lease for agent %lld", (long long)agent_id);
+		return -1;
+	}
+	rc = sched_lease_tx(st, agent_id, ps, now, lease_s, out, err);
+	if (rc > 0 && store_commit(st, err) < 0) {
+		sched_lease_release(out);
+		pg_err_prefix(err, "lease for agent %lld", (long long)agent_id);
+		rc = -1;
+	}
+	/* Nothing was written unless the commit above went through. */
+	store_rollback(st);
 	return rc;
 }
 
@@ -770,9 +806,9 @@ static int sched_take_back(struct store *st, int64_t agent_id, int64_t job_id,
 			 STORE_ARGS(STORE_INT(job_id), STORE_INT(attempt), STORE_TEXT(note)), err);
 }
 
-int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
-		    const char *stage, int progress, int64_t now, int64_t lease_s,
-		    bool *cancel, struct pg_err *err)
+int sched_heartbeat_tx(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		       const char *stage, int progress, int64_t now, int64_t lease_s,
+		       bool *cancel, struct pg_err *err)
 {
 	struct sched_attempt a;
 	struct sched_job j;
@@ -797,8 +833,6 @@ int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 		pg_err_set(err, PG_EINVAL, "progress %d out of range 0..100 (or -1)", progress);
 		goto out;
 	}
-	if (store_begin(st, err) < 0)
-		goto out;
 	found = sched_own_attempt(st, agent_id, job_id, attempt, &j, &a, err);
 	if (found <= 0) {
 		if (found == 0)
@@ -834,14 +868,34 @@ int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 				 STORE_INT(now), progress < 0 ? STORE_NULL : STORE_INT(progress)),
 		      err) < 0)
 		goto out;
-	if (store_commit(st, err) < 0)
-		goto out;
 	rc = 0;
 out:
-	store_rollback(st);
 	if (rc)
 		pg_err_prefix(err, "heartbeat for job %lld attempt %lld", (long long)job_id,
 			      (long long)attempt);
+	return rc;
+}
+
+int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		    const char *stage, int progress, int64_t now, int64_t lease_s,
+		    bool *cancel, struct pg_err *err)
+{
+	int rc = -1;
+
+	*cancel = false;
+	if (store_begin(st, err) < 0)
+		goto out;
+	if (sched_heartbeat_tx(st, agent_id, job_id, attempt, stage, progress, now, lease_s,
+			       cancel, err) < 0)
+		return sched_abort(st);
+	rc = store_commit(st, err);
+out:
+	store_rollback(st);
+	if (rc) {
+		*cancel = false;
+		pg_err_prefix(err, "heartbeat for job %lld attempt %lld", (long long)job_id,
+			      (long long)attempt);
+	}
 	return rc;
 }
 
@@ -974,9 +1028,9 @@ static int sched_finish(struct store *st, int64_t agent_id, int64_t job_id, int6
 			 STORE_ARGS(STORE_INT(job_id), STORE_TEXT(detail)), err);
 }
 
-int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
-		 const struct sched_result_in *res, int64_t now, int64_t max_attempts,
-		 enum sched_result_status *status, struct pg_err *err)
+int sched_result_tx(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		    const struct sched_result_in *res, int64_t now, int64_t max_attempts,
+		    enum sched_result_status *status, struct pg_err *err)
 {
 	char digest[SCHED_HASH_MAX + 1], stored[SCHED_HASH_MAX + 1];
 	char when[PG_TIME_UTC_MAX], note[64 + PG_TIME_UTC_MAX];
@@ -1000,8 +1054,6 @@ int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t att
 		goto out;
 	if (sched_json_object(res->fingerprint_json ? res->fingerprint_json : "{}",
 			      SCHED_FINGERPRINT_MAX, "fingerprint", &fingerprint, err) < 0)
-		goto out;
-	if (store_begin(st, err) < 0)
 		goto out;
 	found = sched_own_attempt(st, agent_id, job_id, attempt, &j, &a, err);
 	if (found < 0)
@@ -1030,8 +1082,7 @@ int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t att
 	if (!strcmp(j.state, "cancelled")) {
 		/* Keep what the agent sends, so that its spool empties and a
 		 * retry is a duplicate, but the job stays cancelled. */
-		if (sched_store_result(st, job_id, attempt, res, fingerprint, digest, now, err) < 0 ||
-		    store_commit(st, err) < 0)
+		if (sched_store_result(st, job_id, attempt, res, fingerprint, digest, now, err) < 0)
 			goto out;
 		*status = SCHED_RESULT_ACKNOWLEDGED;
 		rc = 0;
@@ -1058,19 +1109,39 @@ int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t att
 		goto out;
 	if (sched_finish(st, agent_id, job_id, attempt, res, now, max_attempts, err) < 0)
 		goto out;
-	if (store_commit(st, err) < 0)
-		goto out;
 	*status = SCHED_RESULT_RECORDED;
 	rc = 0;
 	goto out;
 conflict:
 	*status = SCHED_RESULT_CONFLICT;
 out:
-	store_rollback(st);
 	free(fingerprint);
 	if (rc)
 		pg_err_prefix(err, "result for job %lld attempt %lld", (long long)job_id,
 			      (long long)attempt);
+	return rc;
+}
+
+int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		 const struct sched_result_in *res, int64_t now, int64_t max_attempts,
+		 enum sched_result_status *status, struct pg_err *err)
+{
+	int rc = -1;
+
+	*status = SCHED_RESULT_FAILED;
+	if (store_begin(st, err) < 0)
+		goto out;
+	if (sched_result_tx(st, agent_id, job_id, attempt, res, now, max_attempts, status,
+			    err) < 0)
+		return sched_abort(st);
+	rc = store_commit(st, err);
+out:
+	store_rollback(st);
+	if (rc) {
+		*status = SCHED_RESULT_FAILED;
+		pg_err_prefix(err, "result for job %lld attempt %lld", (long long)job_id,
+			      (long long)attempt);
+	}
 	return rc;
 }
 

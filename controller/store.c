@@ -259,6 +259,28 @@ void store_rollback(struct store *st)
 		pg_log_warn("store", "store '%s': %s", st->path, err.msg);
 }
 
+bool store_in_tx(struct store *st)
+{
+	return !sqlite3_get_autocommit(st->db);
+}
+
+int store_savepoint(struct store *st, struct pg_err *err)
+{
+	return store_exec(st, "SAVEPOINT pg_step", "open savepoint", err);
+}
+
+int store_release(struct store *st, struct pg_err *err)
+{
+	return store_exec(st, "RELEASE pg_step", "release savepoint", err);
+}
+
+int store_rollback_to(struct store *st, struct pg_err *err)
+{
+	/* ROLLBACK TO undoes the changes but keeps the savepoint open. */
+	return store_exec(st, "ROLLBACK TO pg_step; RELEASE pg_step", "roll back to savepoint",
+			  err);
+}
+
 int store_schema_version(struct store *st, int *version, struct pg_err *err)
 {
 	int64_t v;

@@ -31,6 +31,7 @@
  * of the same file instead; WAL lets readers run beside the one writer.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,6 +100,25 @@ int store_schema_version(struct store *st, int *version, struct pg_err *err);
 int store_begin(struct store *st, struct pg_err *err);
 int store_commit(struct store *st, struct pg_err *err);
 void store_rollback(struct store *st);
+
+/*
+ * Savepoints, for a batch of independent changes in one transaction (the
+ * API's writer runs each request of a batch under one, so that a request
+ * that fails undoes only its own changes, and commits the batch once).
+ * Inside an open transaction only, one at a time (they do not nest):
+ * store_savepoint() opens it, store_release() keeps its changes in the
+ * transaction, store_rollback_to() undoes them; both end it.  Each returns
+ * 0 or -1.
+ *
+ * store_in_tx() tells whether a transaction is open: some errors (I/O,
+ * out of memory, a full disk) make SQLite roll the whole transaction back
+ * on its own, which a batch must notice, since everything before it in
+ * the batch is gone too.
+ */
+int store_savepoint(struct store *st, struct pg_err *err);
+int store_release(struct store *st, struct pg_err *err);
+int store_rollback_to(struct store *st, struct pg_err *err);
+bool store_in_tx(struct store *st);
 
 /*
  * Statement helpers.  `what` says what the statement is for ("insert
