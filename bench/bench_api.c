@@ -11,6 +11,12 @@
  * the bench has an open-loop phase for the latency and closed-loop phases
  * for the ceilings:
  *
+ *   api-raw  closed loop: GET of an unknown path, answered 404 by the HTTP
+ *            thread without the store: the HTTP floor of this machine at
+ *            this moment.  The other lines give their ratio to it, which
+ *            says more than absolute figures on a shared machine.  It runs
+ *            first, which also has every connection accepted and warm, as
+ *            agents' keep-alive connections are.
  *   api      open loop at PG_BENCH_RATE requests/s (default 5000) for
  *            PG_BENCH_SECONDS (default 10): agent i sends every
  *            agents/rate s, staggered; its first request leases a job
@@ -24,16 +30,16 @@
  *            ceiling (latency there is queueing: agents / rate).
  *   api-read closed loop: GET /api/v1/jobs/ID (read connections, no
  *            writer).
- *   api-raw  closed loop: GET of an unknown path, answered 404 by the HTTP
- *            thread without the store: the HTTP floor of this machine at
- *            this moment.  The other lines give their ratio to it, which
- *            says more than absolute figures on a shared machine.
  *
  * Each line also gives the CPU time of this client and of the controller
  * (in cores: seconds of CPU per second) and the load average, so that a
  * client that is itself the bottleneck shows.  The client is a small
  * epoll loop over raw sockets rather than libcurl, so that it costs less
  * than the server it measures.
+ *
+ * PG_BENCH_TRACE=FILE writes one line per answer: the phase (0 lease,
+ * 1 heartbeat, 2 read, 3 raw), when it was due (us from the phase's start)
+ * and its latency (us).
  *
  * Agents and jobs are put into the store before the controller starts
  * (through sched_agent_add(), on a connection with synchronous=OFF: this
@@ -117,9 +123,10 @@ struct load {
 	int64_t gap_ns;			/* open loop: between two sends */
 	int64_t start_us;
 	uint64_t step;			/* open loop: sends scheduled so far */
-	struct lat lat, lease_lat;
+	struct lat lat, lease_lat, hb_lat;
 	uint64_t leases, heartbeats, reads, raws, errors;
 	size_t in_flight;
+	FILE *trace;			/* PG_BENCH_TRACE: one line per answer */
 };
 
 struct ctl_thread {
@@ -445,6 +452,9 @@ static int agent_done(struct load *ld, struct agent *a, int status, const char *
 	}
 	if (lat_add(&ld->lat, t1 - a->t0_us) < 0)
 		return -1;
+	if (ld->trace)
+		fprintf(ld->trace, "%d %lld %lld\n", (int)a->phase,
+			(long long)(a->t0_us - ld->start_us), (long long)(t1 - a->t0_us));
 	switch (a->phase) {
 	case PH_LEASE:
 		ld->leases++;
@@ -458,6 +468,8 @@ static int agent_done(struct load *ld, struct agent *a, int status, const char *
 		break;
 	case PH_HEARTBEAT:
 		ld->heartbeats++;
+		if (lat_add(&ld->hb_lat, t1 - a->t0_us) < 0)
+			return -1;
 		if (memmem(body, len, "\"cancel\":true", 13)) {
 			agent_fail(ld, a, "job cancelled");
 			return 0;
@@ -530,6 +542,7 @@ static int load_run(struct load *ld, int seconds)
 	ld->step = 0;
 	ld->lat.n = 0;
 	ld->lease_lat.n = 0;
+	ld->hb_lat.n = 0;
 	if (!ld->open_loop)
 		for (size_t i = 0; i < ld->n; i++)
 			if (ld->agents[i].phase != PH_IDLE &&
@@ -934,6 +947,15 @@ int main(void)
 	ld.addr.sin_family = AF_INET;
 	ld.addr.sin_port = htons((uint16_t)port);
 	ld.addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (getenv("PG_BENCH_TRACE") && *getenv("PG_BENCH_TRACE")) {
+		/* Per answer: phase, due (us from the phase's start), latency
+		 * (us): to see when the slow ones came. */
+		ld.trace = fopen(getenv("PG_BENCH_TRACE"), "w");
+		if (!ld.trace) {
+			perror("bench api: PG_BENCH_TRACE");
+			goto out;
+		}
+	}
 	ld.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ld.ep < 0)
 		goto out;
@@ -942,6 +964,17 @@ int main(void)
 			perror("bench api: connect");
 			goto out;
 		}
+
+	/* The reference first: it also has every connection accepted and
+	 * set up by the controller, as the keep-alive connections of agents
+	 * that run for days are; the first request of a fresh connection
+	 * waits for libmicrohttpd to accept it, a thousand of them at once
+	 * for hundreds of milliseconds on this machine. */
+	if (run_phase(&ld, PH_RAW, false, (int)seconds, serve.pid, &u) < 0)
+		goto out;
+	raw_rate = print_line("api-raw", &ld, &u, " (404 from the HTTP thread, no store)");
+	if (ld.errors)
+		goto out;
 
 	/* The goal: leases, then heartbeats, at the offered rate. */
 	ld.gap_ns = (int64_t)(1e9 / (double)rate);
@@ -952,10 +985,12 @@ int main(void)
 		goto out;
 	}
 	qsort(ld.lease_lat.us, ld.lease_lat.n, sizeof(*ld.lease_lat.us), cmp_u32);
-	snprintf(extra, sizeof(extra), " offered=%ld req/s heartbeats=%llu leases=%llu"
-		 " lease_p99=%.2f ms rss=%.1f MiB (peak %.1f MiB)", rate,
-		 (unsigned long long)ld.heartbeats, (unsigned long long)ld.leases,
-		 lat_ms(&ld.lease_lat, 0.99), rss / 1024.0, hwm / 1024.0);
+	qsort(ld.hb_lat.us, ld.hb_lat.n, sizeof(*ld.hb_lat.us), cmp_u32);
+	snprintf(extra, sizeof(extra), " offered=%ld req/s leases=%llu (p99 %.2f ms)"
+		 " heartbeats=%llu (p99 %.2f ms) rss=%.1f MiB (peak %.1f MiB)", rate,
+		 (unsigned long long)ld.leases, lat_ms(&ld.lease_lat, 0.99),
+		 (unsigned long long)ld.heartbeats, lat_ms(&ld.hb_lat, 0.99), rss / 1024.0,
+		 hwm / 1024.0);
 	w_rate = print_line("api", &ld, &u, extra);
 	w_p99 = lat_ms(&ld.lat, 0.99);
 	if (ld.errors || ld.leases != ld.n)
@@ -970,11 +1005,6 @@ int main(void)
 	if (run_phase(&ld, PH_READ, false, (int)seconds, serve.pid, &u) < 0)
 		goto out;
 	read_rate = print_line("api-read", &ld, &u, " (GET /api/v1/jobs/ID)");
-	if (ld.errors)
-		goto out;
-	if (run_phase(&ld, PH_RAW, false, (int)seconds, serve.pid, &u) < 0)
-		goto out;
-	raw_rate = print_line("api-raw", &ld, &u, " (404 from the HTTP thread, no store)");
 	if (ld.errors)
 		goto out;
 	goal = rate >= GOAL_RATE && w_rate >= 0.98 * (double)rate && w_p99 < GOAL_P99_MS;
@@ -1004,9 +1034,12 @@ out:
 			close(ld.agents[i].fd);
 	if (ld.ep >= 0)
 		close(ld.ep);
+	if (ld.trace && fclose(ld.trace))
+		rc = 1;
 	free(ld.agents);
 	free(ld.lat.us);
 	free(ld.lease_lat.us);
+	free(ld.hb_lat.us);
 	pg_proc_release(&serve);
 	if (tmp_made && !getenv("PG_BENCH_KEEP")) {
 		const char *argv[] = { "rm", "-rf", "--", tmpdir, NULL };

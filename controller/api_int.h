@@ -67,6 +67,7 @@
 #define API_REBASE_MAX 63		/* a branch name, as intake reads it */
 #define API_BATCH_MAX 256		/* requests in one writer transaction */
 #define API_NOTE_MAX 8192		/* a deferred log line */
+#define API_CHECKPOINT_MS 250		/* the WAL is copied back this often */
 /* An upload over the limit without a Content-Length (chunked) is read
  * and dropped up to this many bytes beyond the limit, to answer 413;
  * beyond that the connection is closed. */
@@ -178,6 +179,25 @@ struct api_worker {
 	struct api_req *done, *done_tail;	/* answered, resumed at its end */
 	bool begin_failed;		/* this round: no batch could begin */
 	struct pg_err begin_err;	/* why */
+
+	/* The syncer thread: the writer commits without waiting for the disk
+	 * (synchronous=NORMAL); this thread syncs the WAL and only then
+	 * resumes what those commits answered (api_worker.c). */
+	pthread_t sync_thread;
+	bool sync_started;
+	char *wal_path;			/* the store's -wal file, malloc'd */
+	pthread_mutex_t sync_lock;	/* guards the fields down to sync_quit */
+	pthread_cond_t sync_cond;
+	struct api_req *sync_head, *sync_tail;	/* answered, not yet resumed */
+	bool sync_quit;			/* finish the list, then exit */
+
+	/* The checkpointer thread: copies the WAL into the database on its
+	 * own connection, so that the writer never does (api_worker.c). */
+	pthread_t ckpt_thread;
+	bool ckpt_started;
+	struct store *ckpt_st;
+	pthread_cond_t ckpt_cond;	/* on CLOCK_MONOTONIC, with sync_lock */
+	bool ckpt_quit;
 	bool dirty;			/* something may have freed a job */
 	int64_t data_version;		/* of the store, seen last */
 	struct {

@@ -5,23 +5,40 @@
  * connections suspended; this thread runs them on its own store
  * connection, answers them and resumes their connections.
  *
- * Batches.  The store commits with synchronous=FULL: every COMMIT waits
- * for an fsync of the WAL, which costs milliseconds on a real disk, so one
- * transaction per request caps the API at a few hundred writes a second.
- * The agent endpoints (register, lease, heartbeat, logs, result) that are
- * queued together therefore run in ONE transaction, up to API_BATCH_MAX of
- * them: BEGIN IMMEDIATE, each request under a savepoint of its own (one
- * that fails rolls back only its own changes and gets its error), one
- * COMMIT, and only then are their answers sent, their log lines written
- * and their metrics counted: an answer never claims a lease, a renewal or
- * a result that is not durable.  When the COMMIT fails, or SQLite rolls
- * the transaction back on its own (an I/O error, a full disk), every
- * request of the batch is answered with that error instead, and nothing
- * of it happened.  While one batch commits, the next one queues, so the
- * batches grow with the load and the fsyncs per second stay few.
- * Requests of one batch see each other's changes in order, as they would
- * one transaction after another.  Admin endpoints (recheck, cancel) run
- * in transactions of their own, between batches.
+ * Batches.  A durable COMMIT waits for an fsync of the WAL, which costs
+ * milliseconds on a real disk (5 ms typical on the bench machine, 50 ms
+ * at worst), so one transaction per request capped the API at a few
+ * hundred writes a second.  The agent endpoints (register, lease,
+ * heartbeat, logs, result) that are queued together therefore run in ONE
+ * transaction, up to API_BATCH_MAX of them: BEGIN IMMEDIATE, each request
+ * under a savepoint of its own (one that fails rolls back only its own
+ * changes and gets its error), one COMMIT.  Requests of one batch see each
+ * other's changes in order, as they would one transaction after another.
+ * When the COMMIT fails, or SQLite rolls the transaction back on its own
+ * (an I/O error, a full disk), every request of the batch is answered
+ * with that error instead, and nothing of it happened.  Admin endpoints
+ * (recheck, cancel) run in transactions of their own, between batches.
+ *
+ * Durability.  The writer's connection commits with synchronous=NORMAL,
+ * which in WAL mode is atomic and survives a crash of the process, but
+ * not yet a power loss; the syncer thread then fdatasync()s the WAL file
+ * and only after that resumes the connections, writes the log lines and
+ * counts the metrics of what the commit answered.  So an answer still
+ * never claims a lease, a renewal or a result that is not on disk, exactly
+ * as with synchronous=FULL, but the writer runs the next batch while the
+ * disk syncs the last one, and one sync covers every commit before it
+ * (the WAL is written in order).  Readers on other connections may see a
+ * commit a few milliseconds before it is on disk; whatever they make of
+ * it durably (a FULL commit of the planner or the outbox) syncs the WAL
+ * up to and including it.  When the sync fails, the answers become 503.
+ *
+ * Checkpoints.  SQLite copies the WAL back into the database file
+ * (a checkpoint) in whichever connection commits once the WAL is over
+ * 1000 pages: at thousands of small commits a second that was the writer,
+ * every 100 ms or so, for about 10 ms each time, and every request behind
+ * it waited.  The writer's connection has automatic checkpoints off; the
+ * checkpointer thread runs a passive checkpoint on a connection of its
+ * own every API_CHECKPOINT_MS, beside the writer (WAL lets them overlap).
  *
  * Leases that find nothing are parked here, oldest first.  They look
  * again when jobs were queued (api_jobs_queued()), when this thread did
@@ -37,10 +54,13 @@
 #include "api_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "time.h"
@@ -98,14 +118,15 @@ static int api_batch_begin(struct api_worker *w, struct pg_err *err)
 	return 0;
 }
 
-/* Resume what the batch answered; when it was lost, the requests whose
- * answers depended on it get cause instead. */
-static void api_batch_finish(struct api_worker *w, const struct pg_err *cause)
+/* Resume the requests of list (linked by next): with cause, those whose
+ * answers depended on a commit get cause instead; without, their log
+ * lines and metrics go out. */
+static void api_resume_list(struct api_worker *w, struct api_req *list,
+			    const struct pg_err *cause)
 {
 	struct api_req *r, *next;
 
-	w->in_tx = false;
-	for (r = w->done; r; r = next) {
+	for (r = list; r; r = next) {
 		next = r->next;
 		r->next = NULL;
 		if (cause && r->in_batch) {
@@ -124,8 +145,82 @@ static void api_batch_finish(struct api_worker *w, const struct pg_err *cause)
 		r->in_batch = false;
 		api_worker_done(r);
 	}
+}
+
+/* Hand list (answered, committed) to the syncer. */
+static void api_sync_push(struct api_worker *w, struct api_req *head, struct api_req *tail)
+{
+	if (!head)
+		return;
+	pthread_mutex_lock(&w->sync_lock);
+	if (w->sync_tail)
+		w->sync_tail->next = head;
+	else
+		w->sync_head = head;
+	w->sync_tail = tail;
+	pthread_cond_signal(&w->sync_cond);
+	pthread_mutex_unlock(&w->sync_lock);
+}
+
+/* The batch is over: lost (cause), its answers go out now; committed,
+ * they go to the syncer. */
+static void api_batch_finish(struct api_worker *w, const struct pg_err *cause)
+{
+	w->in_tx = false;
+	if (cause)
+		api_resume_list(w, w->done, cause);
+	else
+		api_sync_push(w, w->done, w->done_tail);
 	w->done = w->done_tail = NULL;
 	w->n_batch = 0;
+}
+
+/* Make every commit so far durable: the WAL's data on disk. */
+static int api_sync_wal(struct api_worker *w, struct pg_err *err)
+{
+	int fd = open(w->wal_path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return pg_err_errno(err, "open %s to sync it", w->wal_path);
+	if (fdatasync(fd) < 0) {
+		pg_err_errno(err, "sync %s", w->wal_path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static void *api_syncer_main(void *arg)
+{
+	struct api_worker *w = arg;
+
+	pthread_mutex_lock(&w->sync_lock);
+	for (;;) {
+		struct pg_err err = PG_ERR_INIT;
+		struct api_req *list;
+		bool failed;
+
+		while (!w->sync_head && !w->sync_quit)
+			pthread_cond_wait(&w->sync_cond, &w->sync_lock);
+		if (!w->sync_head)
+			break;
+		list = w->sync_head;
+		w->sync_head = w->sync_tail = NULL;
+		pthread_mutex_unlock(&w->sync_lock);
+		/* What came in while this syncs waits for the next one:
+		 * commits queue up behind a slow disk and share its sync. */
+		failed = api_sync_wal(w, &err) < 0;
+		if (failed) {
+			pg_err_prefix(&err, "store changes not known to be on disk");
+			pg_log_error("api", "%s", err.msg);
+			err.code = PG_ETIMEOUT;	/* 503: try again */
+		}
+		api_resume_list(w, list, failed ? &err : NULL);
+		pthread_mutex_lock(&w->sync_lock);
+	}
+	pthread_mutex_unlock(&w->sync_lock);
+	return NULL;
 }
 
 /* The transaction is gone (or must go): nothing of the batch happened. */
@@ -149,6 +244,32 @@ static void api_batch_end(struct api_worker *w)
 		return;
 	}
 	api_batch_finish(w, NULL);
+}
+
+static void *api_ckpt_main(void *arg)
+{
+	struct api_worker *w = arg;
+	sqlite3 *db = store_db(w->ckpt_st);
+
+	pthread_mutex_lock(&w->sync_lock);
+	while (!w->ckpt_quit) {
+		struct timespec until = api_abstime(API_CHECKPOINT_MS);
+		int rc;
+
+		pthread_cond_timedwait(&w->ckpt_cond, &w->sync_lock, &until);
+		if (w->ckpt_quit)
+			break;
+		pthread_mutex_unlock(&w->sync_lock);
+		/* PASSIVE: copies what no reader still needs, never waits;
+		 * BUSY means another connection is checkpointing. */
+		rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+			pg_log_warn("api", "checkpoint of %s: %s", store_path(w->ckpt_st),
+				    sqlite3_errmsg(db));
+		pthread_mutex_lock(&w->sync_lock);
+	}
+	pthread_mutex_unlock(&w->sync_lock);
+	return NULL;
 }
 
 /* ---- parked leases ----------------------------------------------------- */
@@ -409,7 +530,9 @@ static void api_worker_admin(struct api_worker *w, struct api_req *r)
 	/* A cancellation frees its agent: the parked leases look again. */
 	if (r->route.ep == API_EP_JOB_CANCEL)
 		w->dirty = true;
-	api_worker_done(r);
+	/* Its transaction committed without a sync too. */
+	r->next = NULL;
+	api_sync_push(w, r, r);
 }
 
 static bool api_batchable(enum api_ep ep)
@@ -489,6 +612,8 @@ int api_worker_start(struct api_worker *w, struct api_server *srv, struct pg_err
 {
 	int64_t v = 0;
 
+	const char *wal;
+
 	memset(w, 0, sizeof(*w));
 	w->srv = srv;
 	if (pthread_mutex_init(&w->lock, NULL) != 0)
@@ -497,14 +622,49 @@ int api_worker_start(struct api_worker *w, struct api_server *srv, struct pg_err
 		pthread_mutex_destroy(&w->lock);
 		return pg_err_set(err, PG_EIO, "api: cannot make a condition variable");
 	}
+	if (pthread_mutex_init(&w->sync_lock, NULL) != 0) {
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		return pg_err_set(err, PG_EIO, "api: cannot make a mutex");
+	}
+	if (pthread_cond_init(&w->sync_cond, NULL) != 0) {
+		pthread_mutex_destroy(&w->sync_lock);
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		return pg_err_set(err, PG_EIO, "api: cannot make a condition variable");
+	}
+	if (api_cond_init(&w->ckpt_cond) < 0) {
+		pthread_cond_destroy(&w->sync_cond);
+		pthread_mutex_destroy(&w->sync_lock);
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		return pg_err_set(err, PG_EIO, "api: cannot make a condition variable");
+	}
 	w->inited = true;
+	/* NORMAL: the syncer makes the commits durable before anyone hears
+	 * of them; no automatic checkpoints: the checkpointer's (see the top
+	 * of this file). */
 	if (store_open(&w->st, srv->cfg->db, err) < 0 ||
+	    store_exec(w->st, "PRAGMA synchronous = NORMAL", "set synchronous=NORMAL", err) < 0 ||
+	    store_exec(w->st, "PRAGMA wal_autocheckpoint = 0", "turn automatic checkpoints off",
+		       err) < 0 ||
+	    store_open(&w->ckpt_st, srv->cfg->db, err) < 0 ||
 	    store_query_int(w->st, "read data_version", "PRAGMA data_version", NULL, 0, &v,
 			    err) < 0) {
 		pg_err_prefix(err, "api: writer");
 		return -1;
 	}
 	w->data_version = v;
+	wal = sqlite3_filename_wal(sqlite3_db_filename(store_db(w->st), "main"));
+	w->wal_path = wal && *wal ? strdup(wal) : NULL;
+	if (!w->wal_path)
+		return pg_err_set(err, PG_ENOMEM, "api: writer: no WAL file name");
+	if (pthread_create(&w->sync_thread, NULL, api_syncer_main, w) != 0)
+		return pg_err_set(err, PG_EIO, "api: cannot start the syncer thread");
+	w->sync_started = true;
+	if (pthread_create(&w->ckpt_thread, NULL, api_ckpt_main, w) != 0)
+		return pg_err_set(err, PG_EIO, "api: cannot start the checkpointer thread");
+	w->ckpt_started = true;
 	if (pthread_create(&w->thread, NULL, api_worker_main, w) != 0)
 		return pg_err_set(err, PG_EIO, "api: cannot start the writer thread");
 	w->started = true;
@@ -566,8 +726,33 @@ void api_worker_stop(struct api_worker *w)
 		pthread_join(w->thread, NULL);
 		w->started = false;
 	}
+	/* After the writer: what it committed last is synced and resumed
+	 * before the thread ends. */
+	if (w->sync_started) {
+		pthread_mutex_lock(&w->sync_lock);
+		w->sync_quit = true;
+		pthread_cond_signal(&w->sync_cond);
+		pthread_mutex_unlock(&w->sync_lock);
+		pthread_join(w->sync_thread, NULL);
+		w->sync_started = false;
+	}
+	if (w->ckpt_started) {
+		pthread_mutex_lock(&w->sync_lock);
+		w->ckpt_quit = true;
+		pthread_cond_signal(&w->ckpt_cond);
+		pthread_mutex_unlock(&w->sync_lock);
+		pthread_join(w->ckpt_thread, NULL);
+		w->ckpt_started = false;
+	}
+	store_close(w->ckpt_st);
+	w->ckpt_st = NULL;
 	store_close(w->st);
 	w->st = NULL;
+	free(w->wal_path);
+	w->wal_path = NULL;
+	pthread_cond_destroy(&w->ckpt_cond);
+	pthread_cond_destroy(&w->sync_cond);
+	pthread_mutex_destroy(&w->sync_lock);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 	w->inited = false;

@@ -198,12 +198,13 @@ static int sched_abort(struct store *st)
 
 /* ---- rows -------------------------------------------------------------- */
 
-/* Prepare, bind and step once: 1 when a row is ready, 0 when none, -1. The
- * caller finalizes *stmt in every case. */
+/* Prepare (through the store's cache), bind and step once: 1 when a row is
+ * ready, 0 when none, -1.  The caller hands *stmt to store_done() in every
+ * case. */
 static int sched_row(struct store *st, sqlite3_stmt **stmt, const char *sql, const char *what,
 		     const struct store_arg *args, size_t nargs, struct pg_err *err)
 {
-	if (store_prepare(st, stmt, sql, what, err) < 0 ||
+	if (store_prepare_cached(st, stmt, sql, what, err) < 0 ||
 	    store_bind(*stmt, args, nargs, what, err) < 0)
 		return -1;
 	return store_step(*stmt, what, err);
@@ -250,7 +251,7 @@ static int sched_job_get(struct store *st, int64_t job_id, struct sched_job *j,
 	if (sched_col_text(stmt, 3, j->state, sizeof(j->state), what, err) < 0)
 		rc = -1;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -280,7 +281,7 @@ static int sched_attempt_get(struct store *st, int64_t job_id, int64_t attempt,
 	if (sched_col_text(stmt, 2, a->outcome, sizeof(a->outcome), what, err) < 0)
 		rc = -1;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -371,7 +372,7 @@ nomem:
 	pg_err_set(err, PG_ENOMEM, "describe attempts of job %lld: out of memory",
 		   (long long)job_id);
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	pg_buf_release(&list);
 	pg_buf_release(&detail);
 	return rc;
@@ -519,7 +520,7 @@ int sched_agent_by_token(struct store *st, const char *token_hash_hex,
 		rc = -1;
 	}
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -609,21 +610,21 @@ static int sched_pick(struct store *st, const char *classes, struct sched_lease 
 	int rc;
 
 	/*
-	 * served is the sum of jobs.attempt over the job's run and host
-	 * class: the number of leases the run has had on this class of host.
-	 * The correlated sum walks the UNIQUE (run_id, ...) index, a run's
-	 * few jobs; the outer scan is the queued jobs (jobs_queued).
+	 * jobs.served is the sum of jobs.attempt over the job's run and host
+	 * class (the number of leases the run has had on this class of
+	 * host) and jobs.boost whether the run is a recheck or its series has
+	 * one patch, both kept by triggers (schema.c, step 4).  jobs_pick
+	 * holds the queued jobs in this order, so the first that matches is
+	 * the answer; without statistics the planner would rather use
+	 * jobs_state and sort every queued job, hence INDEXED BY.
 	 */
 	rc = sched_row(st, &stmt,
 		       "SELECT j.id, j.attempt, j.run_id, r.series_id, j.context, j.host_class,"
 		       " j.build_mode, j.spec"
-		       " FROM jobs j JOIN runs r ON r.id = j.run_id JOIN series s ON s.id = r.series_id"
+		       " FROM jobs j INDEXED BY jobs_pick JOIN runs r ON r.id = j.run_id"
 		       " WHERE j.state = 'queued' AND j.priority >= 0"
 		       " AND instr(?1, ',' || j.host_class || ',') > 0"
-		       " ORDER BY j.priority DESC,"
-		       " (SELECT sum(k.attempt) FROM jobs k"
-		       "  WHERE k.run_id = j.run_id AND k.host_class = j.host_class) ASC,"
-		       " (r.reason = 'recheck' OR s.total = 1) DESC,"
+		       " ORDER BY j.priority DESC, j.served ASC, j.boost DESC,"
 		       " j.created_at ASC, j.id ASC"
 		       " LIMIT 1",
 		       what, STORE_ARGS(STORE_TEXT(classes)), err);
@@ -646,7 +647,7 @@ static int sched_pick(struct store *st, const char *classes, struct sched_lease 
 		rc = -1;
 	}
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -681,7 +682,7 @@ int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set 
 		pg_err_set(err, PG_ENOMEM, "copy labels: out of memory");
 		goto out;
 	}
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	stmt = NULL;
 	if (!enabled) {
 		rc = 0;
@@ -698,7 +699,7 @@ int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set 
 		rc = 0;
 		goto out;
 	}
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	stmt = NULL;
 	if (sched_agent_classes(labels, ps, &classes, err) < 0)
 		goto out;
@@ -734,7 +735,7 @@ int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set 
 		goto out;
 	rc = 1;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	free(labels);
 	pg_buf_release(&classes);
 	if (rc <= 0)
@@ -981,7 +982,7 @@ static int sched_store_result(struct store *st, int64_t job_id, int64_t attempt,
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -999,7 +1000,7 @@ static int sched_result_digest(struct store *st, int64_t job_id, int64_t attempt
 		       what, STORE_ARGS(STORE_INT(job_id), STORE_INT(attempt)), err);
 	if (rc > 0 && sched_col_text(stmt, 0, out, SCHED_HASH_MAX + 1, what, err) < 0)
 		rc = -1;
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -1199,7 +1200,7 @@ static int sched_list_expired(struct store *st, int64_t now, struct sched_expire
 		goto out;
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	if (rc) {
 		free(*list);
 		*list = NULL;
@@ -1357,7 +1358,7 @@ static int sched_list_victims(struct store *st, enum sched_scope scope, int64_t 
 		goto out;
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	if (rc) {
 		free(*list);
 		*list = NULL;
@@ -1528,7 +1529,7 @@ int sched_queue_stats(struct store *st, int64_t now, int64_t online_window_s,
 	}
 	if (row < 0)
 		goto out;
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	stmt = NULL;
 	row = sched_row(st, &stmt,
 			"SELECT count(*), coalesce(sum(enabled), 0),"
@@ -1547,7 +1548,7 @@ int sched_queue_stats(struct store *st, int64_t now, int64_t online_window_s,
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	if (rc) {
 		memset(out, 0, sizeof(*out));
 		pg_err_prefix(err, "queue figures");

@@ -42,7 +42,7 @@
 
 /* The schema version this binary creates and understands (PRAGMA
  * user_version of an up-to-date store). */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /* How long a statement waits for another connection's lock before it fails
  * with PG_ETIMEOUT. */
@@ -164,6 +164,17 @@ struct store_arg {
  * NULL. */
 int store_prepare(struct store *st, sqlite3_stmt **stmt, const char *sql,
 		  const char *what, struct pg_err *err);
+
+/* store_prepare() through the connection's cache of prepared statements:
+ * the statement of an earlier call with the same SQL text, reset, when it
+ * is not in use.  Release the statement with store_done() (never with
+ * sqlite3_finalize()), which resets it and keeps it for the next call.
+ * store_done() also takes a statement of store_prepare() on the same
+ * connection, and may keep it.  store_run() and store_query_int() use the
+ * cache.  Returns 0 or -1, as store_prepare(). */
+int store_prepare_cached(struct store *st, sqlite3_stmt **stmt, const char *sql,
+			 const char *what, struct pg_err *err);
+void store_done(struct store *st, sqlite3_stmt *stmt);
 
 /* Bind args[0..nargs) to the parameters ?1..?nargs.  Returns 0 or -1. */
 int store_bind(sqlite3_stmt *stmt, const struct store_arg *args, size_t nargs,
