@@ -383,9 +383,14 @@ static int parse_answer(struct agent *a, int *status, const char **body, size_t 
 		return a->in_len >= RESP_MAX - 1 ? -1 : 0;
 	if (strncmp(a->in, "HTTP/1.1 ", 9) || sscanf(a->in + 9, "%3d", status) != 1)
 		return -1;
-	for (p = strstr(a->in, "\r\n"); p && p < end; p = strstr(p + 2, "\r\n"))
+	for (p = strstr(a->in, "\r\n"); p && p < end; p = strstr(p + 2, "\r\n")) {
 		if (!strncasecmp(p + 2, "Content-Length:", 15))
 			cl = strtol(p + 17, NULL, 10);
+		/* Every agent keeps its connection: say why one would end. */
+		if (!strncasecmp(p + 2, "Connection: close", 17))
+			fprintf(stderr, "bench api: the controller ends a connection after: %.*s\n",
+				(int)(end - a->in), a->in);
+	}
 	if (cl < 0) {
 		if (*status != 204)
 			return -1;
@@ -514,7 +519,8 @@ static int agent_read(struct load *ld, struct agent *a)
 			return -1;
 		}
 		if (k == 0) {
-			fprintf(stderr, "bench api: the controller closed a connection\n");
+			fprintf(stderr, "bench api: the controller closed a connection (phase %d,"
+				" %s)\n", (int)a->phase, a->busy ? "request out" : "idle");
 			return -1;
 		}
 		a->in_len += (size_t)k;
@@ -579,7 +585,13 @@ static int load_run(struct load *ld, int seconds)
 			struct agent *a = evs[i].data.ptr;
 
 			if (evs[i].events & (EPOLLERR | EPOLLHUP)) {
-				fprintf(stderr, "bench api: a connection failed\n");
+				int e = 0;
+				socklen_t el = sizeof(e);
+
+				getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+				fprintf(stderr, "bench api: a connection failed (phase %d, %s): %s\n",
+					(int)a->phase, a->busy ? "request out" : "idle",
+					e ? strerror(e) : "hung up");
 				return -1;
 			}
 			if ((evs[i].events & EPOLLOUT) && a->busy && agent_flush(a) < 0)
