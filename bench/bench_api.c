@@ -37,6 +37,7 @@
  * epoll loop over raw sockets rather than libcurl, so that it costs less
  * than the server it measures.
  *
+ * PG_BENCH_THREADS sets api.threads (default 4, the controller's default).
  * PG_BENCH_TRACE=FILE writes one line per answer: the phase (0 lease,
  * 1 heartbeat, 2 read, 3 raw), when it was due (us from the phase's start)
  * and its latency (us).
@@ -75,6 +76,7 @@
 #define DEFAULT_AGENTS 1000
 #define DEFAULT_SECONDS 10
 #define DEFAULT_RATE 5000
+#define DEFAULT_THREADS 4		/* api.threads, as by default */
 #define GOAL_RATE 5000
 #define GOAL_P99_MS 20.0
 #define MAX_AGENTS 20000
@@ -875,13 +877,14 @@ int main(void)
 	struct rlimit rl;
 	pthread_t tid;
 	bool tmp_made = false, thread_up = false, goal;
-	long n_agents, seconds, rate, rss = -1, hwm = -1;
+	long n_agents, seconds, rate, threads, rss = -1, hwm = -1;
 	double w_rate, max_rate, read_rate, raw_rate, w_p99;
 	int port = 0, rc = 1, m;
 
 	if (env_int("PG_BENCH_AGENTS", DEFAULT_AGENTS, 1, MAX_AGENTS, &n_agents) < 0 ||
 	    env_int("PG_BENCH_SECONDS", DEFAULT_SECONDS, 1, 3600, &seconds) < 0 ||
-	    env_int("PG_BENCH_RATE", DEFAULT_RATE, 1, 1000000, &rate) < 0)
+	    env_int("PG_BENCH_RATE", DEFAULT_RATE, 1, 1000000, &rate) < 0 ||
+	    env_int("PG_BENCH_THREADS", DEFAULT_THREADS, 1, 64, &threads) < 0)
 		return 2;
 	if (find_paths(ctl, profiles, sizeof(ctl)) < 0) {
 		fprintf(stderr, "bench api: cannot find perfgate-controller and profiles/"
@@ -922,8 +925,8 @@ int main(void)
 	m = snprintf(text, sizeof(text),
 		     "{ \"db\": \"%s\", \"data_dir\": \"%s/state\",\n"
 		     "  \"profiles_dir\": \"%s\", \"profiles\": [\"demo.json\"],\n"
-		     "  \"api\": { \"listen\": \"127.0.0.1:0\", \"threads\": 4 } }\n",
-		     db, tmpdir, profiles);
+		     "  \"api\": { \"listen\": \"127.0.0.1:0\", \"threads\": %ld } }\n",
+		     db, tmpdir, profiles, threads);
 	if (m < 0 || (size_t)m >= sizeof(text) || write_file(conf, text) < 0) {
 		fprintf(stderr, "bench api: cannot write %s\n", conf);
 		goto out;
