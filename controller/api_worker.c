@@ -530,7 +530,9 @@ static void api_worker_admin(struct api_worker *w, struct api_req *r)
 	/* A cancellation frees its agent: the parked leases look again. */
 	if (r->route.ep == API_EP_JOB_CANCEL)
 		w->dirty = true;
-	/* Its transaction committed without a sync too. */
+	/* Its transaction committed without a sync too: its answer waits
+	 * for one, and becomes the error if the sync fails. */
+	r->in_batch = true;
 	r->next = NULL;
 	api_sync_push(w, r, r);
 }

@@ -43,7 +43,7 @@
  *   2. less served first: served(j) is the number of leases ever given
  *      to jobs of j's run with j's host class (the sum of their
  *      jobs.attempt, which grows by one with every lease and never goes
- *      down);
+ *      down; kept in jobs.served by triggers, schema step 4);
  *   3. boosted first: the run is a recheck (runs.reason = 'recheck') or
  *      its series has one patch (series.total = 1);
  *   4. older first: jobs.created_at, then jobs.id.

@@ -25,10 +25,11 @@
  * only, never SQL text built from values; times are INTEGER seconds since
  * the Unix epoch (UTC).
  *
- * A struct store is one SQLite connection.  Use it from one thread at a
- * time: a transaction belongs to the connection, so two threads sharing
- * one would interleave their changes.  Give each thread its own store_open()
- * of the same file instead; WAL lets readers run beside the one writer.
+ * A struct store is one SQLite connection, opened without SQLite's own
+ * per-connection mutex.  Use it from one thread at a time: a transaction
+ * belongs to the connection, so two threads sharing one would interleave
+ * their changes.  Give each thread its own store_open() of the same file
+ * instead; WAL lets readers run beside the one writer.
  */
 
 #include <stdbool.h>
@@ -60,7 +61,9 @@ struct store;
  * its own transaction, so a crash leaves the store at the last step that
  * finished.  The connection gets WAL journaling (verified: a file system
  * where WAL cannot work is an error), synchronous=FULL, foreign keys on and
- * a busy timeout of STORE_BUSY_TIMEOUT_MS.
+ * a busy timeout of STORE_BUSY_TIMEOUT_MS.  (The API's writer turns its
+ * own connection to NORMAL and syncs the WAL itself before it acts on a
+ * commit: api_worker.c.)
  *
  * Refused, with nothing changed: a store with a newer schema than this
  * binary knows ("store 'x' has schema version 5, this perfgate knows up to
