@@ -103,6 +103,9 @@ struct agent {
 	bool due;			/* open loop: a send came due while busy */
 	int64_t due_us;			/* when the owed request was due */
 	int64_t t0_us;			/* latency counts from here */
+	int64_t sent_us;		/* when the last request went out */
+	int64_t last_done_us;		/* when the last answer came */
+	uint64_t n_done;		/* answers on this connection */
 	char token[API_TOKEN_HEX + 1];
 	char out[REQ_MAX];
 	size_t out_len, out_off;
@@ -342,6 +345,7 @@ static int agent_send(struct load *ld, struct agent *a, int64_t t0)
 	a->out_off = 0;
 	a->in_len = 0;
 	a->t0_us = t0;
+	a->sent_us = now_us();
 	a->busy = true;
 	ld->in_flight++;
 	return agent_flush(a);
@@ -451,6 +455,8 @@ static int agent_done(struct load *ld, struct agent *a, int status, const char *
 	int want = a->phase == PH_RAW ? 404 : 200;
 
 	a->busy = false;
+	a->last_done_us = t1;
+	a->n_done++;
 	ld->in_flight--;
 	a->in_len = 0;
 	if (status != want) {
@@ -522,7 +528,12 @@ static int agent_read(struct load *ld, struct agent *a)
 		}
 		if (k == 0) {
 			fprintf(stderr, "bench api: the controller closed a connection (phase %d,"
-				" %s)\n", (int)a->phase, a->busy ? "request out" : "idle");
+				" %s for %lld ms, %llu answers on it, the last %lld ms ago, %zu bytes"
+				" sent of %zu)\n", (int)a->phase, a->busy ? "request out" : "idle",
+				(long long)(now_us() - a->sent_us) / 1000,
+				(unsigned long long)a->n_done,
+				(long long)(now_us() - a->last_done_us) / 1000, a->out_off,
+				a->out_len);
 			return -1;
 		}
 		a->in_len += (size_t)k;
@@ -591,8 +602,12 @@ static int load_run(struct load *ld, int seconds)
 				socklen_t el = sizeof(e);
 
 				getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &e, &el);
-				fprintf(stderr, "bench api: a connection failed (phase %d, %s): %s\n",
+				fprintf(stderr, "bench api: a connection failed (phase %d, %s for %lld"
+					" ms, %llu answers on it, the last %lld ms ago): %s\n",
 					(int)a->phase, a->busy ? "request out" : "idle",
+					(long long)(now_us() - a->sent_us) / 1000,
+					(unsigned long long)a->n_done,
+					(long long)(now_us() - a->last_done_us) / 1000,
 					e ? strerror(e) : "hung up");
 				return -1;
 			}
