@@ -271,9 +271,12 @@ void api_pool_put(struct api_pool *pool, struct store *st);
 int api_worker_start(struct api_worker *w, struct api_server *srv, struct pg_err *err);
 
 /* Hand r over: suspend its connection and queue it (r->state becomes
- * API_REQ_QUEUED); when the writer has stopped, answer 503 instead.
- * Called from the access handler, on r's HTTP thread. */
-void api_worker_push(struct api_worker *w, struct api_req *r);
+ * API_REQ_QUEUED) and return true; when the writer has stopped, answer
+ * 503 instead and return false.  Called from the access handler, on r's
+ * HTTP thread, which must not look at r again after true until the
+ * connection is resumed: the writer owns it, and may have answered it
+ * already. */
+bool api_worker_push(struct api_worker *w, struct api_req *r);
 
 /* Set the flags and wake the thread. */
 void api_worker_wake(struct api_worker *w);

@@ -449,8 +449,9 @@ static void api_prepare(struct api_req *r)
 		api_reply_err(r, &err);
 }
 
-/* The whole request is in: answer it here or hand it to the writer. */
-static void api_complete(struct api_req *r)
+/* The whole request is in: answer it here (false), or hand it to the
+ * writer (true: r is the writer's until its connection is resumed). */
+static bool api_complete(struct api_req *r)
 {
 	struct api_server *srv = r->srv;
 	struct store *st;
@@ -458,25 +459,25 @@ static void api_complete(struct api_req *r)
 	if (r->too_big) {
 		api_reply_error(r, 413, "request body is over the limit of %lld bytes",
 				(long long)srv->conf->max_body_bytes);
-		return;
+		return false;
 	}
 	if (!api_route_writes(r->route.ep)) {
 		st = api_pool_get(&srv->pool);
 		if (!st) {
 			api_reply_error(r, 503, "the store is busy: try again");
-			return;
+			return false;
 		}
 		api_read_run(srv, st, r);
 		api_pool_put(&srv->pool, st);
-		return;
+		return false;
 	}
 	api_prepare(r);
 	if (r->answered)
-		return;
+		return false;
 	/* The body is parsed; what is left of it only the logs need. */
 	if (r->route.ep != API_EP_JOB_LOGS)
 		pg_buf_release(&r->body);
-	api_worker_push(&srv->worker, r);
+	return api_worker_push(&srv->worker, r);
 }
 
 /* Whether the request announces a body (a Content-Length above 0, or a
@@ -557,9 +558,11 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *conn, const
 	}
 	switch (r->state) {
 	case API_REQ_BODY:
-		if (!r->answered)
-			api_complete(r);
-		return r->state == API_REQ_QUEUED ? MHD_YES : api_send(r);
+		/* Queued: the writer may have answered and resumed it already;
+		 * the answer goes out when libmicrohttpd calls again. */
+		if (!r->answered && api_complete(r))
+			return MHD_YES;
+		return api_send(r);
 	case API_REQ_DONE:
 		return api_send(r);
 	case API_REQ_QUEUED:

@@ -673,13 +673,13 @@ int api_worker_start(struct api_worker *w, struct api_server *srv, struct pg_err
 	return 0;
 }
 
-void api_worker_push(struct api_worker *w, struct api_req *r)
+bool api_worker_push(struct api_worker *w, struct api_req *r)
 {
 	pthread_mutex_lock(&w->lock);
 	if (!w->started || w->quit) {
 		pthread_mutex_unlock(&w->lock);
 		api_reply_error(r, 503, "the controller is shutting down");
-		return;
+		return false;
 	}
 	/* Suspended before the writer can see it, so that its resume always
 	 * follows the suspension. */
@@ -693,6 +693,7 @@ void api_worker_push(struct api_worker *w, struct api_req *r)
 	w->tail = r;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	return true;
 }
 
 static void api_worker_flag(struct api_worker *w, bool *flag)
