@@ -7,7 +7,7 @@
  * dashboard, the admin endpoints and /metrics (DESIGN.md section 3; the
  * README's "HTTP API" section is the contract, with examples).
  *
- * Threads.  libmicrohttpd runs api.threads threads (epoll, one listening
+ * Threads.  libmicrohttpd runs api.threads threads (poll(), one listening
  * socket shared) that read requests, check tokens, and validate bodies.
  * Every change to the store goes through ONE writer thread, the API's
  * scheduling point: a handler queues its validated request and suspends
