@@ -7,12 +7,14 @@
  * dashboard, the admin endpoints and /metrics (DESIGN.md section 3; the
  * README's "HTTP API" section is the contract, with examples).
  *
- * Threads.  libmicrohttpd runs api.threads threads (epoll, one listening
+ * Threads.  libmicrohttpd runs api.threads threads (poll(), one listening
  * socket shared) that read requests, check tokens, and validate bodies.
  * Every change to the store goes through ONE writer thread, the API's
  * scheduling point: a handler queues its validated request and suspends
- * the connection; the writer calls the scheduler (sched.h), sets the
- * answer and resumes the connection.  A lease that finds no job is parked
+ * the connection; the writer calls the scheduler (sched.h) for a batch of
+ * queued requests in one transaction and sets their answers; a syncer
+ * thread resumes the connections once the commit is on disk (api_worker.c
+ * tells how; a checkpointer thread keeps the WAL short).  A lease that finds no job is parked
  * with the writer, its connection suspended and holding no thread, until
  * a job is queued (api_jobs_queued(), or a change of the store seen by
  * the writer's look every second), wait_s passes (204) or the server

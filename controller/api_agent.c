@@ -3,7 +3,9 @@
  * The agent endpoints: register, lease, heartbeat, logs, result.  Bodies
  * are parsed and validated on the HTTP threads (api_parse_*, pure); the
  * changes run on the writer thread (api_agent_run(), api_lease_try())
- * through the scheduler, one transaction each.
+ * through the scheduler's *_tx functions, inside the writer's batch
+ * transaction (api_worker.c); what they log and count waits for its
+ * commit (api_note(), r->count_*).
  */
 #include "api_int.h"
 #include "api_view.h"
@@ -329,21 +331,21 @@ int api_lease_try(struct api_worker *w, struct api_req *r, int64_t now)
 	int rc;
 
 	memset(&l, 0, sizeof(l));
-	rc = sched_lease(w->st, r->agent_id, srv->ps, now, srv->conf->lease_s, &l, &err);
+	rc = sched_lease_tx(w->st, r->agent_id, srv->ps, now, srv->conf->lease_s, &l, &err);
 	if (rc < 0) {
 		pg_err_prefix(&err, "lease");
 		api_reply_err(r, &err);
-		return 1;
+		return -1;
 	}
 	if (rc == 0) {
 		r->held_job = l.held_job_id;
 		sched_lease_release(&l);
 		return 0;
 	}
-	api_metrics_lease(&srv->metrics);
-	pg_log_info("api", "job %lld attempt %lld (%s, %s) leased to agent %s for %lld s",
-		    (long long)l.job_id, (long long)l.attempt, l.context, l.build_mode, r->agent,
-		    (long long)srv->conf->lease_s);
+	r->count_lease = true;
+	api_note(r, "job %lld attempt %lld (%s, %s) leased to agent %s for %lld s",
+		 (long long)l.job_id, (long long)l.attempt, l.context, l.build_mode, r->agent,
+		 (long long)srv->conf->lease_s);
 	job = api_lease_job(srv, &l, srv->conf->lease_s);
 	if (job) {
 		o = cJSON_CreateObject();
@@ -360,21 +362,21 @@ int api_lease_try(struct api_worker *w, struct api_req *r, int64_t now)
 
 /* ---- register, heartbeat, logs, result ------------------------------- */
 
-static void api_run_register(struct api_worker *w, struct api_req *r, int64_t now)
+static int api_run_register(struct api_worker *w, struct api_req *r, int64_t now)
 {
 	struct pg_err err = PG_ERR_INIT;
 	struct sched_labels labels = { r->op.keys, r->op.values, r->op.n_labels };
 	cJSON *o = NULL, *l = NULL;
 	char *text = NULL;
 
-	if (sched_agent_update(w->st, r->agent_id, r->op.has_labels ? &labels : NULL,
-			       r->op.facts, now, &err) < 0 ||
+	if (sched_agent_update_tx(w->st, r->agent_id, r->op.has_labels ? &labels : NULL,
+				  r->op.facts, now, &err) < 0 ||
 	    api_view_agent_labels(w->st, r->agent_id, &l, &err) < 0) {
 		api_reply_err(r, &err);
-		return;
+		return -1;
 	}
 	text = pg_json_print(l, false);
-	pg_log_info("api", "agent %s registered with labels %s", r->agent, text ? text : "?");
+	api_note(r, "agent %s registered with labels %s", r->agent, text ? text : "?");
 	free(text);
 	o = cJSON_CreateObject();
 	if (!o || !cJSON_AddStringToObject(o, "agent", r->agent) ||
@@ -384,23 +386,24 @@ static void api_run_register(struct api_worker *w, struct api_req *r, int64_t no
 		o = NULL;
 	}
 	api_reply_json(r, 200, o);
+	return 0;
 }
 
-static void api_run_heartbeat(struct api_worker *w, struct api_req *r, int64_t now)
+static int api_run_heartbeat(struct api_worker *w, struct api_req *r, int64_t now)
 {
 	struct pg_err err = PG_ERR_INIT;
 	int64_t lease_s = w->srv->conf->lease_s;
 	bool cancel = false;
 	cJSON *o;
 
-	if (sched_heartbeat(w->st, r->agent_id, r->route.id, r->op.attempt, r->op.stage,
-			    r->op.progress, now, lease_s, &cancel, &err) < 0) {
+	if (sched_heartbeat_tx(w->st, r->agent_id, r->route.id, r->op.attempt, r->op.stage,
+			       r->op.progress, now, lease_s, &cancel, &err) < 0) {
 		api_reply_err(r, &err);
-		return;
+		return -1;
 	}
 	if (cancel)
-		pg_log_info("api", "job %lld attempt %lld: agent %s told to stop (cancelled)",
-			    (long long)r->route.id, (long long)r->op.attempt, r->agent);
+		api_note(r, "job %lld attempt %lld: agent %s told to stop (cancelled)",
+			 (long long)r->route.id, (long long)r->op.attempt, r->agent);
 	o = cJSON_CreateObject();
 	if (o && (!cJSON_AddBoolToObject(o, "cancel", cancel) ||
 		  !cJSON_AddNumberToObject(o, "lease_expires",
@@ -409,6 +412,7 @@ static void api_run_heartbeat(struct api_worker *w, struct api_req *r, int64_t n
 		o = NULL;
 	}
 	api_reply_json(r, 200, o);
+	return 0;
 }
 
 /* The attempt must exist and be this agent's: 0, or -1 with err set
@@ -459,14 +463,14 @@ static int api_write_all(int fd, const char *p, size_t n)
  * is the log's bytes from N on: a retried chunk the log already holds is
  * not appended twice, a gap is refused (409).
  */
-static void api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
+static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 {
 	struct pg_err err = PG_ERR_INIT;
 	const struct api_op *op = &r->op;
 	struct pg_buf rel = PG_BUF_INIT(256), path = PG_BUF_INIT(8192);
 	struct stat sb;
 	int64_t size, len = (int64_t)r->body.len;
-	int fd = -1;
+	int fd = -1, rc = -1;
 	cJSON *o;
 
 	if (api_own_attempt(w->st, r->agent_id, r->route.id, op->attempt, &err) < 0)
@@ -522,6 +526,7 @@ answer:
 		o = NULL;
 	}
 	api_reply_json(r, 200, o);
+	rc = 0;
 	goto out;
 fail:
 	api_reply_err(r, &err);
@@ -530,9 +535,10 @@ out:
 		close(fd);
 	pg_buf_release(&rel);
 	pg_buf_release(&path);
+	return rc;
 }
 
-static void api_run_result(struct api_worker *w, struct api_req *r, int64_t now)
+static int api_run_result(struct api_worker *w, struct api_req *r, int64_t now)
 {
 	static const char *const names[] = {
 		[SCHED_RESULT_RECORDED] = "recorded",
@@ -544,29 +550,29 @@ static void api_run_result(struct api_worker *w, struct api_req *r, int64_t now)
 	enum sched_result_status status = SCHED_RESULT_FAILED;
 	cJSON *o;
 
-	if (sched_result(w->st, r->agent_id, r->route.id, r->op.attempt, &r->op.res, now,
-			 srv->conf->max_attempts, &status, &err) < 0) {
+	if (sched_result_tx(w->st, r->agent_id, r->route.id, r->op.attempt, &r->op.res, now,
+			    srv->conf->max_attempts, &status, &err) < 0) {
 		if (status == SCHED_RESULT_CONFLICT || err.code == PG_ECONFLICT) {
-			api_metrics_result(&srv->metrics, API_RESULT_CONFLICT);
-			pg_log_info("api", "job %lld attempt %lld: result from agent %s refused: %s",
-				    (long long)r->route.id, (long long)r->op.attempt, r->agent,
-				    err.msg);
+			r->count_result = API_RESULT_CONFLICT;
+			api_note(r, "job %lld attempt %lld: result from agent %s refused: %s",
+				 (long long)r->route.id, (long long)r->op.attempt, r->agent,
+				 err.msg);
 			err.code = PG_ECONFLICT;
 		}
 		api_reply_err(r, &err);
-		return;
+		return -1;
 	}
 	if (status != SCHED_RESULT_RECORDED && status != SCHED_RESULT_DUPLICATE &&
 	    status != SCHED_RESULT_ACKNOWLEDGED) {
 		api_reply_error(r, 500, "the scheduler gave no status");
-		return;
+		return -1;
 	}
-	api_metrics_result(&srv->metrics, status == SCHED_RESULT_RECORDED ? API_RESULT_RECORDED :
-			   status == SCHED_RESULT_DUPLICATE ? API_RESULT_DUPLICATE
-							    : API_RESULT_ACKNOWLEDGED);
-	pg_log_info("api", "job %lld attempt %lld: result %s from agent %s, %zu samples: %s",
-		    (long long)r->route.id, (long long)r->op.attempt, r->op.res.outcome, r->agent,
-		    r->op.res.n_samples, names[status]);
+	r->count_result = status == SCHED_RESULT_RECORDED ? API_RESULT_RECORDED :
+			  status == SCHED_RESULT_DUPLICATE ? API_RESULT_DUPLICATE
+							   : API_RESULT_ACKNOWLEDGED;
+	api_note(r, "job %lld attempt %lld: result %s from agent %s, %zu samples: %s",
+		 (long long)r->route.id, (long long)r->op.attempt, r->op.res.outcome, r->agent,
+		 r->op.res.n_samples, names[status]);
 	o = cJSON_CreateObject();
 	if (o && (!cJSON_AddStringToObject(o, "status", names[status]) ||
 		  !cJSON_AddNumberToObject(o, "job", (double)r->route.id) ||
@@ -575,25 +581,22 @@ static void api_run_result(struct api_worker *w, struct api_req *r, int64_t now)
 		o = NULL;
 	}
 	api_reply_json(r, 200, o);
+	return 0;
 }
 
-void api_agent_run(struct api_worker *w, struct api_req *r, int64_t now)
+int api_agent_run(struct api_worker *w, struct api_req *r, int64_t now)
 {
 	switch (r->route.ep) {
 	case API_EP_REGISTER:
-		api_run_register(w, r, now);
-		break;
+		return api_run_register(w, r, now);
 	case API_EP_JOB_HEARTBEAT:
-		api_run_heartbeat(w, r, now);
-		break;
+		return api_run_heartbeat(w, r, now);
 	case API_EP_JOB_LOGS:
-		api_run_logs(w, r, now);
-		break;
+		return api_run_logs(w, r, now);
 	case API_EP_JOB_RESULT:
-		api_run_result(w, r, now);
-		break;
+		return api_run_result(w, r, now);
 	default:
 		api_reply_error(r, 500, "not an agent endpoint: %s", api_route_name(r->route.ep));
-		break;
+		return -1;
 	}
 }

@@ -20,9 +20,11 @@
  *                  r->op on this thread (api_agent.c, api_admin.c: 400 on
  *                  any problem), then suspends the connection and queues
  *                  r for the writer thread (api_worker.c), which runs it on
- *                  the one writing connection, sets the answer, and
- *                  resumes the connection; libmicrohttpd then calls the
- *                  handler again, which sends the answer;
+ *                  the one writing connection inside a batch transaction
+ *                  (agent endpoints) or one of its own (admin endpoints),
+ *                  sets the answer, and after the COMMIT resumes the
+ *                  connection; libmicrohttpd then calls the handler again,
+ *                  which sends the answer;
  *   completed   -> counted for /metrics, logged at debug level, freed.
  *
  * While r is queued or parked (a lease waiting for a job) only the
@@ -63,6 +65,9 @@
 #define API_LIST_LIMIT_MAX 1000
 #define API_MBOX_MAX ((size_t)256 << 20)
 #define API_REBASE_MAX 63		/* a branch name, as intake reads it */
+#define API_BATCH_MAX 256		/* requests in one writer transaction */
+#define API_NOTE_MAX 8192		/* a deferred log line */
+#define API_CHECKPOINT_MS 250		/* the WAL is copied back this often */
 /* An upload over the limit without a Content-Length (chunked) is read
  * and dropped up to this many bytes beyond the limit, to answer 413;
  * beyond that the connection is closed. */
@@ -132,6 +137,13 @@ struct api_req {
 	/* The writer's lists. */
 	struct api_req *next, *prev;
 	int64_t deadline_ms;		/* a parked lease's end (monotonic) */
+
+	/* Set by the writer inside a batch, acted on after its COMMIT: what
+	 * r's answer claims holds only then (api_worker.c). */
+	bool in_batch;			/* the answer depends on the commit */
+	struct pg_buf note;		/* an info line for the log, or empty */
+	bool count_lease;		/* for /metrics */
+	int count_result;		/* enum api_result_count, or -1 */
 };
 
 /* The read connections: one per HTTP thread, plus one for spare. */
@@ -162,6 +174,30 @@ struct api_worker {
 	/* The writer's own, no lock. */
 	struct api_req *parked, *parked_tail;	/* leases waiting, oldest first */
 	size_t n_parked;
+	bool in_tx;			/* a batch transaction is open */
+	size_t n_batch;			/* requests run in it */
+	struct api_req *done, *done_tail;	/* answered, resumed at its end */
+	bool begin_failed;		/* this round: no batch could begin */
+	struct pg_err begin_err;	/* why */
+
+	/* The syncer thread: the writer commits without waiting for the disk
+	 * (synchronous=NORMAL); this thread syncs the WAL and only then
+	 * resumes what those commits answered (api_worker.c). */
+	pthread_t sync_thread;
+	bool sync_started;
+	char *wal_path;			/* the store's -wal file, malloc'd */
+	pthread_mutex_t sync_lock;	/* guards the fields down to sync_quit */
+	pthread_cond_t sync_cond;
+	struct api_req *sync_head, *sync_tail;	/* answered, not yet resumed */
+	bool sync_quit;			/* finish the list, then exit */
+
+	/* The checkpointer thread: copies the WAL into the database on its
+	 * own connection, so that the writer never does (api_worker.c). */
+	pthread_t ckpt_thread;
+	bool ckpt_started;
+	struct store *ckpt_st;
+	pthread_cond_t ckpt_cond;	/* on CLOCK_MONOTONIC, with sync_lock */
+	bool ckpt_quit;
 	bool dirty;			/* something may have freed a job */
 	int64_t data_version;		/* of the store, seen last */
 	struct {
@@ -235,9 +271,12 @@ void api_pool_put(struct api_pool *pool, struct store *st);
 int api_worker_start(struct api_worker *w, struct api_server *srv, struct pg_err *err);
 
 /* Hand r over: suspend its connection and queue it (r->state becomes
- * API_REQ_QUEUED); when the writer has stopped, answer 503 instead.
- * Called from the access handler, on r's HTTP thread. */
-void api_worker_push(struct api_worker *w, struct api_req *r);
+ * API_REQ_QUEUED) and return true; when the writer has stopped, answer
+ * 503 instead and return false.  Called from the access handler, on r's
+ * HTTP thread, which must not look at r again after true until the
+ * connection is resumed: the writer owns it, and may have answered it
+ * already. */
+bool api_worker_push(struct api_worker *w, struct api_req *r);
 
 /* Set the flags and wake the thread. */
 void api_worker_wake(struct api_worker *w);
@@ -249,6 +288,13 @@ void api_worker_stop(struct api_worker *w);
 
 /* r is answered: mark it done and resume its connection (writer only). */
 void api_worker_done(struct api_req *r);
+
+/* r is answered: resume it now, or, while a batch is open, once the batch
+ * has committed (writer only). */
+void api_worker_answered(struct api_worker *w, struct api_req *r);
+
+/* Set r's deferred log line (logged at info level after the commit). */
+void api_note(struct api_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- agent endpoints (api_agent.c) ------------------------------------ */
 
@@ -270,12 +316,16 @@ int api_parse_logs_query(const char *attempt, const char *stage, const char *off
 void api_op_reset(struct api_op *op);
 void api_op_release(struct api_op *op);
 
-/* Try to lease a job to r's agent: 1 when r is answered (a job, or an
- * error), 0 when nothing could be leased (r->held_job says why). */
+/* Try to lease a job to r's agent inside the writer's open transaction:
+ * 1 when r is answered with a job, 0 when nothing could be leased
+ * (r->held_job says why), -1 when r is answered with an error and the
+ * caller must roll back what the attempt changed. */
 int api_lease_try(struct api_worker *w, struct api_req *r, int64_t now);
 
-/* Run register, heartbeat, logs or result on the writer; answers r. */
-void api_agent_run(struct api_worker *w, struct api_req *r, int64_t now);
+/* Run register, heartbeat, logs or result inside the writer's open
+ * transaction; sets r's answer (the caller resumes it).  Returns 0, or -1
+ * when r was answered with an error and the caller must roll back. */
+int api_agent_run(struct api_worker *w, struct api_req *r, int64_t now);
 
 /* ---- admin endpoints (api_admin.c) ------------------------------------ */
 

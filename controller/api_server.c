@@ -7,6 +7,7 @@
 #include "api_int.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -250,6 +251,8 @@ static struct api_req *api_req_new(struct api_server *srv, struct MHD_Connection
 	snprintf(r->path, sizeof(r->path), "%s", url ? url : "?");
 	pg_buf_init(&r->body, (size_t)srv->conf->max_body_bytes);
 	pg_buf_init(&r->out, API_OUT_MAX);
+	pg_buf_init(&r->note, API_NOTE_MAX);
+	r->count_result = -1;
 	pthread_mutex_lock(&srv->lock);
 	srv->in_flight++;
 	pthread_mutex_unlock(&srv->lock);
@@ -262,6 +265,7 @@ static void api_req_free(struct api_req *r)
 
 	pg_buf_release(&r->body);
 	pg_buf_release(&r->out);
+	pg_buf_release(&r->note);
 	api_op_release(&r->op);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -445,8 +449,9 @@ static void api_prepare(struct api_req *r)
 		api_reply_err(r, &err);
 }
 
-/* The whole request is in: answer it here or hand it to the writer. */
-static void api_complete(struct api_req *r)
+/* The whole request is in: answer it here (false), or hand it to the
+ * writer (true: r is the writer's until its connection is resumed). */
+static bool api_complete(struct api_req *r)
 {
 	struct api_server *srv = r->srv;
 	struct store *st;
@@ -454,25 +459,36 @@ static void api_complete(struct api_req *r)
 	if (r->too_big) {
 		api_reply_error(r, 413, "request body is over the limit of %lld bytes",
 				(long long)srv->conf->max_body_bytes);
-		return;
+		return false;
 	}
 	if (!api_route_writes(r->route.ep)) {
 		st = api_pool_get(&srv->pool);
 		if (!st) {
 			api_reply_error(r, 503, "the store is busy: try again");
-			return;
+			return false;
 		}
 		api_read_run(srv, st, r);
 		api_pool_put(&srv->pool, st);
-		return;
+		return false;
 	}
 	api_prepare(r);
 	if (r->answered)
-		return;
+		return false;
 	/* The body is parsed; what is left of it only the logs need. */
 	if (r->route.ep != API_EP_JOB_LOGS)
 		pg_buf_release(&r->body);
-	api_worker_push(&srv->worker, r);
+	return api_worker_push(&srv->worker, r);
+}
+
+/* Whether the request announces a body (a Content-Length above 0, or a
+ * chunked upload). */
+static bool api_has_body(struct api_req *r)
+{
+	const char *cl = api_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	if (api_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return true;
+	return cl && strspn(cl, "0 \t") != strlen(cl);
 }
 
 static enum MHD_Result api_send(struct api_req *r)
@@ -527,7 +543,10 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *conn, const
 			return MHD_NO;
 		*con_cls = r;
 		api_begin(r, method, url);
-		return r->answered ? api_send(r) : MHD_YES;
+		/* An answer queued before the request is read makes
+		 * libmicrohttpd close the connection (it cannot know what
+		 * follows): only worth it to refuse a body unread. */
+		return r->answered && api_has_body(r) ? api_send(r) : MHD_YES;
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
@@ -539,9 +558,11 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *conn, const
 	}
 	switch (r->state) {
 	case API_REQ_BODY:
-		if (!r->answered)
-			api_complete(r);
-		return r->state == API_REQ_QUEUED ? MHD_YES : api_send(r);
+		/* Queued: the writer may have answered and resumed it already;
+		 * the answer goes out when libmicrohttpd calls again. */
+		if (!r->answered && api_complete(r))
+			return MHD_YES;
+		return api_send(r);
 	case API_REQ_DONE:
 		return api_send(r);
 	case API_REQ_QUEUED:
@@ -636,6 +657,18 @@ static void api_raise_nofile(void)
 			     (unsigned long long)rl.rlim_cur);
 }
 
+/*
+ * glibc gives a thread arena's free top back to the kernel (madvise) once
+ * it passes the trim threshold, 128 KiB by default; the writer frees and
+ * takes back about that much around every savepoint, so every request
+ * paid for an madvise and the page faults after it.  Keep up to 8 MiB.
+ */
+static void api_tune_malloc(void)
+{
+	if (!mallopt(M_TRIM_THRESHOLD, 8 << 20))
+		pg_log_debug("api", "mallopt(M_TRIM_THRESHOLD) refused");
+}
+
 static char *api_url(const char *host, int port)
 {
 	struct pg_buf b = PG_BUF_INIT(512);
@@ -704,6 +737,7 @@ int api_server_start(struct api_server **out, const struct ctl_config *cfg,
 	if (api_resolve(srv, err) < 0)
 		goto out;
 	api_raise_nofile();
+	api_tune_malloc();
 	if (api_pool_open(&srv->pool, cfg->db, (size_t)srv->conf->threads + 1, err) < 0)
 		goto out;
 	srv->pool_ok = true;
@@ -717,7 +751,14 @@ int api_server_start(struct api_server **out, const struct ctl_config *cfg,
 	sigaddset(&block, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	if (api_worker_start(&srv->worker, srv, err) == 0) {
-		flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+		/* poll(), not epoll: with epoll, libmicrohttpd 0.9.75 left
+		 * about one connection in a few hundred thousand requests
+		 * unserved, its request unread until the idle timeout closed
+		 * it 30 s later (bench_api under load, with and without
+		 * suspended connections); poll() never did, and served
+		 * as many requests.  Suspended connections are not polled, so
+		 * parked long polls cost nothing per round. */
+		flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
 			MHD_USE_ERROR_LOG;
 		if (srv->addr.ss_family == AF_INET6)
 			flags |= MHD_USE_IPv6;

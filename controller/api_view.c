@@ -75,7 +75,7 @@ static int api_view_rows(struct store *st, cJSON *arr, const char *what, const c
 	sqlite3_stmt *stmt = NULL;
 	int row, rc = -1;
 
-	if (store_prepare(st, &stmt, sql, what, err) < 0 ||
+	if (store_prepare_cached(st, &stmt, sql, what, err) < 0 ||
 	    store_bind(stmt, args, nargs, what, err) < 0)
 		goto out;
 	while ((row = store_step(stmt, what, err)) == 1) {
@@ -93,7 +93,7 @@ static int api_view_rows(struct store *st, cJSON *arr, const char *what, const c
 nomem:
 	pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -118,7 +118,7 @@ static int api_view_one(struct store *st, const char *what, int64_t id, const ch
 	int row, rc = -1;
 
 	*out = NULL;
-	if (store_prepare(st, &stmt, sql, what, err) < 0 ||
+	if (store_prepare_cached(st, &stmt, sql, what, err) < 0 ||
 	    store_bind(stmt, STORE_ARGS(STORE_INT(id)), what, err) < 0)
 		goto out;
 	row = store_step(stmt, what, err);
@@ -137,7 +137,7 @@ static int api_view_one(struct store *st, const char *what, int64_t id, const ch
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 

@@ -188,14 +188,23 @@ static void sched_fmt_time(int64_t t, char out[PG_TIME_UTC_MAX])
 	snprintf(out, PG_TIME_UTC_MAX, "%lld", (long long)t);
 }
 
+/* A *_tx step failed inside the transaction its wrapper opened: roll back
+ * (err is already set and prefixed) and return -1. */
+static int sched_abort(struct store *st)
+{
+	store_rollback(st);
+	return -1;
+}
+
 /* ---- rows -------------------------------------------------------------- */
 
-/* Prepare, bind and step once: 1 when a row is ready, 0 when none, -1. The
- * caller finalizes *stmt in every case. */
+/* Prepare (through the store's cache), bind and step once: 1 when a row is
+ * ready, 0 when none, -1.  The caller hands *stmt to store_done() in every
+ * case. */
 static int sched_row(struct store *st, sqlite3_stmt **stmt, const char *sql, const char *what,
 		     const struct store_arg *args, size_t nargs, struct pg_err *err)
 {
-	if (store_prepare(st, stmt, sql, what, err) < 0 ||
+	if (store_prepare_cached(st, stmt, sql, what, err) < 0 ||
 	    store_bind(*stmt, args, nargs, what, err) < 0)
 		return -1;
 	return store_step(*stmt, what, err);
@@ -242,7 +251,7 @@ static int sched_job_get(struct store *st, int64_t job_id, struct sched_job *j,
 	if (sched_col_text(stmt, 3, j->state, sizeof(j->state), what, err) < 0)
 		rc = -1;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -272,7 +281,7 @@ static int sched_attempt_get(struct store *st, int64_t job_id, int64_t attempt,
 	if (sched_col_text(stmt, 2, a->outcome, sizeof(a->outcome), what, err) < 0)
 		rc = -1;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -363,7 +372,7 @@ nomem:
 	pg_err_set(err, PG_ENOMEM, "describe attempts of job %lld: out of memory",
 		   (long long)job_id);
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	pg_buf_release(&list);
 	pg_buf_release(&detail);
 	return rc;
@@ -437,8 +446,8 @@ out:
 	return rc;
 }
 
-int sched_agent_update(struct store *st, int64_t agent_id, const struct sched_labels *labels,
-		       const char *facts_json, int64_t now, struct pg_err *err)
+int sched_agent_update_tx(struct store *st, int64_t agent_id, const struct sched_labels *labels,
+			  const char *facts_json, int64_t now, struct pg_err *err)
 {
 	char *labels_json = NULL, *facts = NULL;
 	int rc = -1;
@@ -451,8 +460,6 @@ int sched_agent_update(struct store *st, int64_t agent_id, const struct sched_la
 		goto out;
 	if (facts_json && sched_json_object(facts_json, SCHED_FACTS_MAX, "facts", &facts, err) < 0)
 		goto out;
-	if (store_begin(st, err) < 0)
-		goto out;
 	if (store_run(st, "update agent",
 		      "UPDATE agents SET labels = coalesce(?2, labels), facts = coalesce(?3, facts),"
 		      " last_seen = max(coalesce(last_seen, ?4), ?4) WHERE id = ?1",
@@ -463,13 +470,27 @@ int sched_agent_update(struct store *st, int64_t agent_id, const struct sched_la
 		pg_err_set(err, PG_ENOTFOUND, "no such agent");
 		goto out;
 	}
-	if (store_commit(st, err) < 0)
-		goto out;
 	rc = 0;
 out:
-	store_rollback(st);
 	free(labels_json);
 	free(facts);
+	if (rc)
+		pg_err_prefix(err, "update agent %lld", (long long)agent_id);
+	return rc;
+}
+
+int sched_agent_update(struct store *st, int64_t agent_id, const struct sched_labels *labels,
+		       const char *facts_json, int64_t now, struct pg_err *err)
+{
+	int rc = -1;
+
+	if (store_begin(st, err) < 0)
+		goto out;
+	if (sched_agent_update_tx(st, agent_id, labels, facts_json, now, err) < 0)
+		return sched_abort(st);
+	rc = store_commit(st, err);
+out:
+	store_rollback(st);
 	if (rc)
 		pg_err_prefix(err, "update agent %lld", (long long)agent_id);
 	return rc;
@@ -499,7 +520,7 @@ int sched_agent_by_token(struct store *st, const char *token_hash_hex,
 		rc = -1;
 	}
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -589,21 +610,21 @@ static int sched_pick(struct store *st, const char *classes, struct sched_lease 
 	int rc;
 
 	/*
-	 * served is the sum of jobs.attempt over the job's run and host
-	 * class: the number of leases the run has had on this class of host.
-	 * The correlated sum walks the UNIQUE (run_id, ...) index, a run's
-	 * few jobs; the outer scan is the queued jobs (jobs_queued).
+	 * jobs.served is the sum of jobs.attempt over the job's run and host
+	 * class (the number of leases the run has had on this class of
+	 * host) and jobs.boost whether the run is a recheck or its series has
+	 * one patch, both kept by triggers (schema.c, step 4).  jobs_pick
+	 * holds the queued jobs in this order, so the first that matches is
+	 * the answer; without statistics the planner would rather use
+	 * jobs_state and sort every queued job, hence INDEXED BY.
 	 */
 	rc = sched_row(st, &stmt,
 		       "SELECT j.id, j.attempt, j.run_id, r.series_id, j.context, j.host_class,"
 		       " j.build_mode, j.spec"
-		       " FROM jobs j JOIN runs r ON r.id = j.run_id JOIN series s ON s.id = r.series_id"
+		       " FROM jobs j INDEXED BY jobs_pick JOIN runs r ON r.id = j.run_id"
 		       " WHERE j.state = 'queued' AND j.priority >= 0"
 		       " AND instr(?1, ',' || j.host_class || ',') > 0"
-		       " ORDER BY j.priority DESC,"
-		       " (SELECT sum(k.attempt) FROM jobs k"
-		       "  WHERE k.run_id = j.run_id AND k.host_class = j.host_class) ASC,"
-		       " (r.reason = 'recheck' OR s.total = 1) DESC,"
+		       " ORDER BY j.priority DESC, j.served ASC, j.boost DESC,"
 		       " j.created_at ASC, j.id ASC"
 		       " LIMIT 1",
 		       what, STORE_ARGS(STORE_TEXT(classes)), err);
@@ -626,12 +647,12 @@ static int sched_pick(struct store *st, const char *classes, struct sched_lease 
 		rc = -1;
 	}
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
-int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps,
-		int64_t now, int64_t lease_s, struct sched_lease *out, struct pg_err *err)
+int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set *ps,
+		   int64_t now, int64_t lease_s, struct sched_lease *out, struct pg_err *err)
 {
 	static const char what[] = "read agent";
 	struct pg_buf classes = PG_BUF_INIT(PG_BUF_NOLIMIT);
@@ -646,8 +667,6 @@ int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps
 		pg_err_set(err, PG_EINVAL, "bad agent id, profile set, time or lease time");
 		goto out;
 	}
-	if (store_begin(st, err) < 0)
-		goto out;
 	found = sched_row(st, &stmt, "SELECT enabled, labels FROM agents WHERE id = ?1", what,
 			  STORE_ARGS(STORE_INT(agent_id)), err);
 	if (found < 0)
@@ -663,7 +682,7 @@ int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps
 		pg_err_set(err, PG_ENOMEM, "copy labels: out of memory");
 		goto out;
 	}
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	stmt = NULL;
 	if (!enabled) {
 		rc = 0;
@@ -680,7 +699,7 @@ int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps
 		rc = 0;
 		goto out;
 	}
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	stmt = NULL;
 	if (sched_agent_classes(labels, ps, &classes, err) < 0)
 		goto out;
@@ -714,12 +733,9 @@ int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps
 		      STORE_ARGS(STORE_INT(out->job_id), STORE_INT(out->attempt),
 				 STORE_INT(agent_id), STORE_INT(now)), err) < 0)
 		goto out;
-	if (store_commit(st, err) < 0)
-		goto out;
 	rc = 1;
 out:
-	sqlite3_finalize(stmt);
-	store_rollback(st);
+	store_done(st, stmt);
 	free(labels);
 	pg_buf_release(&classes);
 	if (rc <= 0)
@@ -728,6 +744,27 @@ out:
 		out->held_job_id = held;
 	if (rc < 0)
 		pg_err_prefix(err, "lease for agent %lld", (long long)agent_id);
+	return rc;
+}
+
+int sched_lease(struct store *st, int64_t agent_id, const struct profile_set *ps,
+		int64_t now, int64_t lease_s, struct sched_lease *out, struct pg_err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (store_begin(st, err) < 0) {
+		pg_err_prefix(err, "lease for agent %lld", (long long)agent_id);
+		return -1;
+	}
+	rc = sched_lease_tx(st, agent_id, ps, now, lease_s, out, err);
+	if (rc > 0 && store_commit(st, err) < 0) {
+		sched_lease_release(out);
+		pg_err_prefix(err, "lease for agent %lld", (long long)agent_id);
+		rc = -1;
+	}
+	/* Nothing was written unless the commit above went through. */
+	store_rollback(st);
 	return rc;
 }
 
@@ -770,9 +807,9 @@ static int sched_take_back(struct store *st, int64_t agent_id, int64_t job_id,
 			 STORE_ARGS(STORE_INT(job_id), STORE_INT(attempt), STORE_TEXT(note)), err);
 }
 
-int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
-		    const char *stage, int progress, int64_t now, int64_t lease_s,
-		    bool *cancel, struct pg_err *err)
+int sched_heartbeat_tx(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		       const char *stage, int progress, int64_t now, int64_t lease_s,
+		       bool *cancel, struct pg_err *err)
 {
 	struct sched_attempt a;
 	struct sched_job j;
@@ -797,8 +834,6 @@ int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 		pg_err_set(err, PG_EINVAL, "progress %d out of range 0..100 (or -1)", progress);
 		goto out;
 	}
-	if (store_begin(st, err) < 0)
-		goto out;
 	found = sched_own_attempt(st, agent_id, job_id, attempt, &j, &a, err);
 	if (found <= 0) {
 		if (found == 0)
@@ -834,14 +869,34 @@ int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 				 STORE_INT(now), progress < 0 ? STORE_NULL : STORE_INT(progress)),
 		      err) < 0)
 		goto out;
-	if (store_commit(st, err) < 0)
-		goto out;
 	rc = 0;
 out:
-	store_rollback(st);
 	if (rc)
 		pg_err_prefix(err, "heartbeat for job %lld attempt %lld", (long long)job_id,
 			      (long long)attempt);
+	return rc;
+}
+
+int sched_heartbeat(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		    const char *stage, int progress, int64_t now, int64_t lease_s,
+		    bool *cancel, struct pg_err *err)
+{
+	int rc = -1;
+
+	*cancel = false;
+	if (store_begin(st, err) < 0)
+		goto out;
+	if (sched_heartbeat_tx(st, agent_id, job_id, attempt, stage, progress, now, lease_s,
+			       cancel, err) < 0)
+		return sched_abort(st);
+	rc = store_commit(st, err);
+out:
+	store_rollback(st);
+	if (rc) {
+		*cancel = false;
+		pg_err_prefix(err, "heartbeat for job %lld attempt %lld", (long long)job_id,
+			      (long long)attempt);
+	}
 	return rc;
 }
 
@@ -927,7 +982,7 @@ static int sched_store_result(struct store *st, int64_t job_id, int64_t attempt,
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -945,7 +1000,7 @@ static int sched_result_digest(struct store *st, int64_t job_id, int64_t attempt
 		       what, STORE_ARGS(STORE_INT(job_id), STORE_INT(attempt)), err);
 	if (rc > 0 && sched_col_text(stmt, 0, out, SCHED_HASH_MAX + 1, what, err) < 0)
 		rc = -1;
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -974,9 +1029,9 @@ static int sched_finish(struct store *st, int64_t agent_id, int64_t job_id, int6
 			 STORE_ARGS(STORE_INT(job_id), STORE_TEXT(detail)), err);
 }
 
-int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
-		 const struct sched_result_in *res, int64_t now, int64_t max_attempts,
-		 enum sched_result_status *status, struct pg_err *err)
+int sched_result_tx(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		    const struct sched_result_in *res, int64_t now, int64_t max_attempts,
+		    enum sched_result_status *status, struct pg_err *err)
 {
 	char digest[SCHED_HASH_MAX + 1], stored[SCHED_HASH_MAX + 1];
 	char when[PG_TIME_UTC_MAX], note[64 + PG_TIME_UTC_MAX];
@@ -1000,8 +1055,6 @@ int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t att
 		goto out;
 	if (sched_json_object(res->fingerprint_json ? res->fingerprint_json : "{}",
 			      SCHED_FINGERPRINT_MAX, "fingerprint", &fingerprint, err) < 0)
-		goto out;
-	if (store_begin(st, err) < 0)
 		goto out;
 	found = sched_own_attempt(st, agent_id, job_id, attempt, &j, &a, err);
 	if (found < 0)
@@ -1030,8 +1083,7 @@ int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t att
 	if (!strcmp(j.state, "cancelled")) {
 		/* Keep what the agent sends, so that its spool empties and a
 		 * retry is a duplicate, but the job stays cancelled. */
-		if (sched_store_result(st, job_id, attempt, res, fingerprint, digest, now, err) < 0 ||
-		    store_commit(st, err) < 0)
+		if (sched_store_result(st, job_id, attempt, res, fingerprint, digest, now, err) < 0)
 			goto out;
 		*status = SCHED_RESULT_ACKNOWLEDGED;
 		rc = 0;
@@ -1058,19 +1110,39 @@ int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t att
 		goto out;
 	if (sched_finish(st, agent_id, job_id, attempt, res, now, max_attempts, err) < 0)
 		goto out;
-	if (store_commit(st, err) < 0)
-		goto out;
 	*status = SCHED_RESULT_RECORDED;
 	rc = 0;
 	goto out;
 conflict:
 	*status = SCHED_RESULT_CONFLICT;
 out:
-	store_rollback(st);
 	free(fingerprint);
 	if (rc)
 		pg_err_prefix(err, "result for job %lld attempt %lld", (long long)job_id,
 			      (long long)attempt);
+	return rc;
+}
+
+int sched_result(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		 const struct sched_result_in *res, int64_t now, int64_t max_attempts,
+		 enum sched_result_status *status, struct pg_err *err)
+{
+	int rc = -1;
+
+	*status = SCHED_RESULT_FAILED;
+	if (store_begin(st, err) < 0)
+		goto out;
+	if (sched_result_tx(st, agent_id, job_id, attempt, res, now, max_attempts, status,
+			    err) < 0)
+		return sched_abort(st);
+	rc = store_commit(st, err);
+out:
+	store_rollback(st);
+	if (rc) {
+		*status = SCHED_RESULT_FAILED;
+		pg_err_prefix(err, "result for job %lld attempt %lld", (long long)job_id,
+			      (long long)attempt);
+	}
 	return rc;
 }
 
@@ -1128,7 +1200,7 @@ static int sched_list_expired(struct store *st, int64_t now, struct sched_expire
 		goto out;
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	if (rc) {
 		free(*list);
 		*list = NULL;
@@ -1286,7 +1358,7 @@ static int sched_list_victims(struct store *st, enum sched_scope scope, int64_t 
 		goto out;
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	if (rc) {
 		free(*list);
 		*list = NULL;
@@ -1457,7 +1529,7 @@ int sched_queue_stats(struct store *st, int64_t now, int64_t online_window_s,
 	}
 	if (row < 0)
 		goto out;
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	stmt = NULL;
 	row = sched_row(st, &stmt,
 			"SELECT count(*), coalesce(sum(enabled), 0),"
@@ -1476,7 +1548,7 @@ int sched_queue_stats(struct store *st, int64_t now, int64_t online_window_s,
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	if (rc) {
 		memset(out, 0, sizeof(*out));
 		pg_err_prefix(err, "queue figures");

@@ -43,7 +43,7 @@
  *   2. less served first: served(j) is the number of leases ever given
  *      to jobs of j's run with j's host class (the sum of their
  *      jobs.attempt, which grows by one with every lease and never goes
- *      down);
+ *      down; kept in jobs.served by triggers, schema step 4);
  *   3. boosted first: the run is a recheck (runs.reason = 'recheck') or
  *      its series has one patch (series.total = 1);
  *   4. older first: jobs.created_at, then jobs.id.
@@ -166,8 +166,8 @@ int sched_agent_by_token(struct store *st, const char *token_hash_hex,
 
 /*
  * Note that the agent was seen at `now` (every authenticated request).
- * One UPDATE in autocommit, which writes only when `now` is later than
- * the stored time.  An unknown agent is not an error (nothing to note).
+ * One UPDATE, which writes only when `now` is later than the stored time:
+ * in autocommit, or part of the caller's transaction when one is open.  An unknown agent is not an error (nothing to note).
  * Returns 0 or -1.
  */
 int sched_agent_seen(struct store *st, int64_t agent_id, int64_t now, struct pg_err *err);
@@ -355,6 +355,29 @@ int sched_cancel_series(struct store *st, int64_t series_id, const char *reason,
  * failure the caller rolls back. */
 int sched_cancel_series_tx(struct store *st, int64_t series_id, const char *reason,
 			   int64_t now, struct sched_cancel_count *count, struct pg_err *err);
+
+/*
+ * sched_agent_update(), sched_lease(), sched_heartbeat() and
+ * sched_result() inside the caller's open transaction: the same checks,
+ * changes, results and errors, but no BEGIN and no COMMIT.  The API's
+ * writer runs a batch of requests in one transaction, each under a
+ * SAVEPOINT of its own, and answers them only after the COMMIT.  On -1
+ * some of the changes may have been made: the caller rolls back (to its
+ * savepoint).  What the other return values report (a lease, a renewal, a
+ * recorded result) holds only once the caller has committed.  Calls in one
+ * transaction see each other's changes: two leases in one transaction
+ * never hand out the same job, and one agent never gets two.
+ */
+int sched_agent_update_tx(struct store *st, int64_t agent_id, const struct sched_labels *labels,
+			  const char *facts_json, int64_t now, struct pg_err *err);
+int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set *ps,
+		   int64_t now, int64_t lease_s, struct sched_lease *out, struct pg_err *err);
+int sched_heartbeat_tx(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		       const char *stage, int progress, int64_t now, int64_t lease_s,
+		       bool *cancel, struct pg_err *err);
+int sched_result_tx(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		    const struct sched_result_in *res, int64_t now, int64_t max_attempts,
+		    enum sched_result_status *status, struct pg_err *err);
 
 /* Queue and agent figures for /metrics and the dashboard. */
 struct sched_stats {

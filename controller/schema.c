@@ -491,8 +491,70 @@ static const char migration_3[] =
 	"\n"
 	"PRAGMA user_version = 3;\n";
 
+/*
+ * Step 4: the lease order without a scan of the queue.  The fairness rule
+ * (sched.h) ranks a queued job by its run's "served" count, the sum of
+ * jobs.attempt over the jobs of its run and host class, and by a boost
+ * for rechecks and one-patch series; computed per candidate, every lease
+ * read every queued job and sorted them (milliseconds for a thousand).
+ * jobs.served and jobs.boost keep both in the row, maintained by triggers
+ * whoever writes (the scheduler, the planner, an operator's sqlite3), and
+ * jobs_pick orders the queued jobs as the rule does, so that a lease reads
+ * the first few rows of an index.
+ */
+static const char migration_4[] =
+	"ALTER TABLE jobs ADD COLUMN served INTEGER NOT NULL DEFAULT 0;\n"
+	"ALTER TABLE jobs ADD COLUMN boost INTEGER NOT NULL DEFAULT 0 CHECK (boost IN (0, 1));\n"
+	"UPDATE jobs SET\n"
+	"\tserved = (SELECT sum(k.attempt) FROM jobs k\n"
+	"\t\tWHERE k.run_id = jobs.run_id AND k.host_class = jobs.host_class),\n"
+	"\tboost = coalesce((SELECT r.reason = 'recheck' OR s.total = 1\n"
+	"\t\tFROM runs r JOIN series s ON s.id = r.series_id WHERE r.id = jobs.run_id), 0);\n"
+	"CREATE INDEX jobs_pick ON jobs(priority DESC, served, boost DESC, created_at, id)\n"
+	"\tWHERE state = 'queued';\n"
+	"\n"
+	"CREATE TRIGGER jobs_served_insert AFTER INSERT ON jobs BEGIN\n"
+	"\tUPDATE jobs SET\n"
+	"\t\tserved = (SELECT sum(k.attempt) FROM jobs k\n"
+	"\t\t\tWHERE k.run_id = NEW.run_id AND k.host_class = NEW.host_class),\n"
+	"\t\tboost = coalesce((SELECT r.reason = 'recheck' OR s.total = 1\n"
+	"\t\t\tFROM runs r JOIN series s ON s.id = r.series_id WHERE r.id = NEW.run_id), 0)\n"
+	"\tWHERE id = NEW.id;\n"
+	"\tUPDATE jobs SET served = served + NEW.attempt\n"
+	"\tWHERE NEW.attempt != 0 AND run_id = NEW.run_id AND host_class = NEW.host_class\n"
+	"\t\tAND id != NEW.id;\n"
+	"END;\n"
+	"CREATE TRIGGER jobs_served_update AFTER UPDATE OF attempt, run_id, host_class ON jobs\n"
+	"WHEN NEW.attempt IS NOT OLD.attempt OR NEW.run_id IS NOT OLD.run_id\n"
+	"\tOR NEW.host_class IS NOT OLD.host_class BEGIN\n"
+	"\tUPDATE jobs SET served = served - OLD.attempt\n"
+	"\tWHERE run_id = OLD.run_id AND host_class = OLD.host_class AND id != OLD.id;\n"
+	"\tUPDATE jobs SET served = served + NEW.attempt\n"
+	"\tWHERE run_id = NEW.run_id AND host_class = NEW.host_class AND id != NEW.id;\n"
+	"\tUPDATE jobs SET served = (SELECT sum(k.attempt) FROM jobs k\n"
+	"\t\tWHERE k.run_id = NEW.run_id AND k.host_class = NEW.host_class)\n"
+	"\tWHERE id = NEW.id;\n"
+	"END;\n"
+	"CREATE TRIGGER jobs_served_delete AFTER DELETE ON jobs BEGIN\n"
+	"\tUPDATE jobs SET served = served - OLD.attempt\n"
+	"\tWHERE run_id = OLD.run_id AND host_class = OLD.host_class;\n"
+	"END;\n"
+	"CREATE TRIGGER runs_boost AFTER UPDATE OF reason, series_id ON runs BEGIN\n"
+	"\tUPDATE jobs SET boost = coalesce((SELECT NEW.reason = 'recheck' OR s.total = 1\n"
+	"\t\tFROM series s WHERE s.id = NEW.series_id), 0)\n"
+	"\tWHERE run_id = NEW.id;\n"
+	"END;\n"
+	"CREATE TRIGGER series_boost AFTER UPDATE OF total ON series BEGIN\n"
+	"\tUPDATE jobs SET boost = coalesce((SELECT r.reason = 'recheck' OR NEW.total = 1\n"
+	"\t\tFROM runs r WHERE r.id = jobs.run_id), 0)\n"
+	"\tWHERE run_id IN (SELECT id FROM runs WHERE series_id = NEW.id);\n"
+	"END;\n"
+	"\n"
+	"PRAGMA user_version = 4;\n";
+
 const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
 	{ 2, "trends (history, change points), job stage and progress", migration_2 },
 	{ 3, "series assembly (thread index, lineage key, stale series, files)", migration_3 },
+	{ 4, "lease order kept in the job rows (served, boost, jobs_pick)", migration_4 },
 };

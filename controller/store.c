@@ -6,6 +6,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +14,27 @@
 
 #include "log.h"
 
+/* Prepared statements kept for reuse: preparing costs more than running
+ * most of our statements.  A hash of the SQL text picks a set of
+ * STORE_CACHE_WAYS slots, so that two statements used in turn do not keep
+ * pushing each other out. */
+#define STORE_CACHE_SETS 64
+#define STORE_CACHE_WAYS 4
+
+struct store_slot {
+	sqlite3_stmt *stmt;
+	bool busy;			/* handed out, not back yet */
+};
+
+struct store_set {
+	struct store_slot slot[STORE_CACHE_WAYS];
+	unsigned int next;		/* the way to reuse next */
+};
+
 struct store {
 	sqlite3 *db;
 	char *path;
+	struct store_set cache[STORE_CACHE_SETS];
 };
 
 /* At most this many problems of each kind go into a check report: a badly
@@ -122,6 +141,63 @@ int store_prepare(struct store *st, sqlite3_stmt **stmt, const char *sql,
 	return 0;
 }
 
+static struct store_set *cache_set(struct store *st, const char *sql)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)sql; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return &st->cache[h % STORE_CACHE_SETS];
+}
+
+int store_prepare_cached(struct store *st, sqlite3_stmt **stmt, const char *sql,
+			 const char *what, struct pg_err *err)
+{
+	struct store_set *set = cache_set(st, sql);
+
+	for (size_t i = 0; i < STORE_CACHE_WAYS; i++) {
+		struct store_slot *s = &set->slot[i];
+
+		if (s->stmt && !s->busy && !strcmp(sqlite3_sql(s->stmt), sql)) {
+			s->busy = true;
+			*stmt = s->stmt;
+			return 0;
+		}
+	}
+	return store_prepare(st, stmt, sql, what, err);
+}
+
+void store_done(struct store *st, sqlite3_stmt *stmt)
+{
+	struct store_set *set;
+	struct store_slot *s;
+
+	if (!stmt)
+		return;
+	/* Reset: no snapshot held, no pointers to the caller's values. */
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
+	set = cache_set(st, sqlite3_sql(stmt));
+	for (size_t i = 0; i < STORE_CACHE_WAYS; i++) {
+		if (set->slot[i].stmt == stmt) {
+			set->slot[i].busy = false;
+			return;
+		}
+	}
+	/* A new one: an empty way, else the next idle one in turn. */
+	for (size_t i = 0; i < STORE_CACHE_WAYS; i++) {
+		s = &set->slot[(set->next + i) % STORE_CACHE_WAYS];
+		if (!s->stmt || !s->busy) {
+			set->next = (unsigned int)((s - set->slot + 1) % STORE_CACHE_WAYS);
+			sqlite3_finalize(s->stmt);
+			s->stmt = stmt;
+			s->busy = false;
+			return;
+		}
+	}
+	sqlite3_finalize(stmt);
+}
+
 int store_bind(sqlite3_stmt *stmt, const struct store_arg *args, size_t nargs,
 	       const char *what, struct pg_err *err)
 {
@@ -181,7 +257,7 @@ int store_run(struct store *st, const char *what, const char *sql,
 	int rc = -1;
 	int r;
 
-	if (store_prepare(st, &stmt, sql, what, err) < 0)
+	if (store_prepare_cached(st, &stmt, sql, what, err) < 0)
 		goto out;
 	if (store_bind(stmt, args, nargs, what, err) < 0)
 		goto out;
@@ -191,7 +267,7 @@ int store_run(struct store *st, const char *what, const char *sql,
 		goto out;
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -203,7 +279,7 @@ int store_query_int(struct store *st, const char *what, const char *sql,
 	int rc = -1;
 	int r;
 
-	if (store_prepare(st, &stmt, sql, what, err) < 0)
+	if (store_prepare_cached(st, &stmt, sql, what, err) < 0)
 		goto out;
 	if (store_bind(stmt, args, nargs, what, err) < 0)
 		goto out;
@@ -217,7 +293,7 @@ int store_query_int(struct store *st, const char *what, const char *sql,
 	*out = sqlite3_column_int64(stmt, 0);
 	rc = 0;
 out:
-	sqlite3_finalize(stmt);
+	store_done(st, stmt);
 	return rc;
 }
 
@@ -239,12 +315,12 @@ int store_exec(struct store *st, const char *sql, const char *what,
 
 int store_begin(struct store *st, struct pg_err *err)
 {
-	return store_exec(st, "BEGIN IMMEDIATE", "begin transaction", err);
+	return store_run(st, "begin transaction", "BEGIN IMMEDIATE", NULL, 0, err);
 }
 
 int store_commit(struct store *st, struct pg_err *err)
 {
-	return store_exec(st, "COMMIT", "commit transaction", err);
+	return store_run(st, "commit transaction", "COMMIT", NULL, 0, err);
 }
 
 void store_rollback(struct store *st)
@@ -257,6 +333,29 @@ void store_rollback(struct store *st)
 		return;
 	if (store_exec(st, "ROLLBACK", "roll back transaction", &err) < 0)
 		pg_log_warn("store", "store '%s': %s", st->path, err.msg);
+}
+
+bool store_in_tx(struct store *st)
+{
+	return !sqlite3_get_autocommit(st->db);
+}
+
+int store_savepoint(struct store *st, struct pg_err *err)
+{
+	return store_run(st, "open savepoint", "SAVEPOINT pg_step", NULL, 0, err);
+}
+
+int store_release(struct store *st, struct pg_err *err)
+{
+	return store_run(st, "release savepoint", "RELEASE pg_step", NULL, 0, err);
+}
+
+int store_rollback_to(struct store *st, struct pg_err *err)
+{
+	/* ROLLBACK TO undoes the changes but keeps the savepoint open. */
+	if (store_run(st, "roll back to savepoint", "ROLLBACK TO pg_step", NULL, 0, err) < 0)
+		return -1;
+	return store_release(st, err);
 }
 
 int store_schema_version(struct store *st, int *version, struct pg_err *err)
@@ -415,6 +514,17 @@ out:
 	return rc;
 }
 
+static pthread_once_t store_once = PTHREAD_ONCE_INIT;
+
+/* Before SQLite's first use: no memory statistics, which cost a global
+ * mutex on every allocation of every thread (the API's threads allocate a
+ * lot).  Too late when something else used SQLite first: harmless. */
+static void store_global_setup(void)
+{
+	if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK)
+		pg_log_debug("store", "SQLite was initialised already: memory statistics stay on");
+}
+
 /* The one refusal that reads "store 'x' has ..." rather than "store 'x':
  * ...": the words an operator needs are in the sentence itself. */
 static int store_refuse_newer(struct store *st, struct pg_err *err)
@@ -468,7 +578,11 @@ int store_open(struct store **out, const char *path, struct pg_err *err)
 		pg_err_set(err, PG_ENOMEM, "store '%s': out of memory", path);
 		goto out;
 	}
-	r = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	pthread_once(&store_once, store_global_setup);
+	/* NOMUTEX: a connection is used by one thread at a time (see
+	 * store.h), so SQLite's per-call connection mutex buys nothing. */
+	r = sqlite3_open_v2(path, &st->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (r != SQLITE_OK) {
 		db_err(st->db, r, "open", err);
 		pg_err_prefix(err, "store '%s'", path);
@@ -498,6 +612,9 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	for (size_t i = 0; i < STORE_CACHE_SETS; i++)
+		for (size_t j = 0; j < STORE_CACHE_WAYS; j++)
+			sqlite3_finalize(st->cache[i].slot[j].stmt);
 	/* sqlite3_open_v2() may hand back a handle even when it fails;
 	 * sqlite3_close(NULL) is a no-op. */
 	if (sqlite3_close(st->db) != SQLITE_OK)

@@ -25,12 +25,14 @@
  * only, never SQL text built from values; times are INTEGER seconds since
  * the Unix epoch (UTC).
  *
- * A struct store is one SQLite connection.  Use it from one thread at a
- * time: a transaction belongs to the connection, so two threads sharing
- * one would interleave their changes.  Give each thread its own store_open()
- * of the same file instead; WAL lets readers run beside the one writer.
+ * A struct store is one SQLite connection, opened without SQLite's own
+ * per-connection mutex.  Use it from one thread at a time: a transaction
+ * belongs to the connection, so two threads sharing one would interleave
+ * their changes.  Give each thread its own store_open() of the same file
+ * instead; WAL lets readers run beside the one writer.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,7 +43,7 @@
 
 /* The schema version this binary creates and understands (PRAGMA
  * user_version of an up-to-date store). */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /* How long a statement waits for another connection's lock before it fails
  * with PG_ETIMEOUT. */
@@ -59,7 +61,9 @@ struct store;
  * its own transaction, so a crash leaves the store at the last step that
  * finished.  The connection gets WAL journaling (verified: a file system
  * where WAL cannot work is an error), synchronous=FULL, foreign keys on and
- * a busy timeout of STORE_BUSY_TIMEOUT_MS.
+ * a busy timeout of STORE_BUSY_TIMEOUT_MS.  (The API's writer turns its
+ * own connection to NORMAL and syncs the WAL itself before it acts on a
+ * commit: api_worker.c.)
  *
  * Refused, with nothing changed: a store with a newer schema than this
  * binary knows ("store 'x' has schema version 5, this perfgate knows up to
@@ -99,6 +103,25 @@ int store_schema_version(struct store *st, int *version, struct pg_err *err);
 int store_begin(struct store *st, struct pg_err *err);
 int store_commit(struct store *st, struct pg_err *err);
 void store_rollback(struct store *st);
+
+/*
+ * Savepoints, for a batch of independent changes in one transaction (the
+ * API's writer runs each request of a batch under one, so that a request
+ * that fails undoes only its own changes, and commits the batch once).
+ * Inside an open transaction only, one at a time (they do not nest):
+ * store_savepoint() opens it, store_release() keeps its changes in the
+ * transaction, store_rollback_to() undoes them; both end it.  Each returns
+ * 0 or -1.
+ *
+ * store_in_tx() tells whether a transaction is open: some errors (I/O,
+ * out of memory, a full disk) make SQLite roll the whole transaction back
+ * on its own, which a batch must notice, since everything before it in
+ * the batch is gone too.
+ */
+int store_savepoint(struct store *st, struct pg_err *err);
+int store_release(struct store *st, struct pg_err *err);
+int store_rollback_to(struct store *st, struct pg_err *err);
+bool store_in_tx(struct store *st);
 
 /*
  * Statement helpers.  `what` says what the statement is for ("insert
@@ -144,6 +167,17 @@ struct store_arg {
  * NULL. */
 int store_prepare(struct store *st, sqlite3_stmt **stmt, const char *sql,
 		  const char *what, struct pg_err *err);
+
+/* store_prepare() through the connection's cache of prepared statements:
+ * the statement of an earlier call with the same SQL text, reset, when it
+ * is not in use.  Release the statement with store_done() (never with
+ * sqlite3_finalize()), which resets it and keeps it for the next call.
+ * store_done() also takes a statement of store_prepare() on the same
+ * connection, and may keep it.  store_run() and store_query_int() use the
+ * cache.  Returns 0 or -1, as store_prepare(). */
+int store_prepare_cached(struct store *st, sqlite3_stmt **stmt, const char *sql,
+			 const char *what, struct pg_err *err);
+void store_done(struct store *st, sqlite3_stmt *stmt);
 
 /* Bind args[0..nargs) to the parameters ?1..?nargs.  Returns 0 or -1. */
 int store_bind(sqlite3_stmt *stmt, const struct store_arg *args, size_t nargs,

@@ -1481,6 +1481,95 @@ static void test_controller_restart(void **state)
 	assert_int_equal(lease(f, agents[0], now + 4, NULL), first);
 }
 
+/*
+ * The API's writer runs a batch of requests in one transaction, each under
+ * a savepoint: requests see each other's changes, one that fails undoes
+ * only itself, and nothing holds before the commit.
+ */
+static void test_batch_in_one_transaction(void **state)
+{
+	struct fx *f = *state;
+	int64_t a = add_agent(f, "intel-a", "intel", "x86_64");
+	int64_t b = add_agent(f, "intel-b", "intel", "x86_64");
+	struct pg_err err = PG_ERR_INIT;
+	struct sched_lease la, lb, again;
+	int64_t job;
+	bool cancel = true;
+
+	add_workload(f, 2, "new", "intel", 2, T0, &job);
+	assert_int_equal(store_begin(f->st, &err), 0);
+	/* Two leases in one transaction: two jobs, one each. */
+	assert_int_equal(store_savepoint(f->st, &err), 0);
+	assert_int_equal(sched_lease_tx(f->st, a, &f->ps, T0 + 10, LEASE, &la, &err), 1);
+	assert_int_equal(store_release(f->st, &err), 0);
+	assert_int_equal(store_savepoint(f->st, &err), 0);
+	assert_int_equal(sched_lease_tx(f->st, b, &f->ps, T0 + 10, LEASE, &lb, &err), 1);
+	assert_int_equal(store_release(f->st, &err), 0);
+	assert_int_not_equal(la.job_id, lb.job_id);
+	/* And a's second lease sees its first: it holds a job. */
+	assert_int_equal(store_savepoint(f->st, &err), 0);
+	assert_int_equal(sched_lease_tx(f->st, a, &f->ps, T0 + 11, LEASE, &again, &err), 0);
+	assert_int_equal(again.held_job_id, la.job_id);
+	assert_int_equal(store_release(f->st, &err), 0);
+	/* b's heartbeat for a's job fails and is rolled back to its
+	 * savepoint; a's heartbeat after it stands. */
+	assert_int_equal(store_savepoint(f->st, &err), 0);
+	assert_int_equal(sched_heartbeat_tx(f->st, b, la.job_id, 1, "build", 5, T0 + 12, LEASE,
+					    &cancel, &err), -1);
+	assert_int_equal(err.code, PG_ECONFLICT);
+	assert_int_equal(store_rollback_to(f->st, &err), 0);
+	assert_true(store_in_tx(f->st));
+	/* A result that fails at its second sample, after writing the
+	 * results row and the first one: rolled back to its savepoint. */
+	assert_int_equal(store_savepoint(f->st, &err), 0);
+	{
+		const struct sched_sample twice[] = {
+			{ "base", "mempool", "rate", 0, 1.0, "Mops" },
+			{ "base", "mempool", "rate", 0, 2.0, "Mops" },
+		};
+		const struct sched_result_in res = {
+			.outcome = "ok", .samples = twice, .n_samples = 2,
+			.digest_hex = "00112233445566778899aabbccddeeff",
+		};
+		enum sched_result_status status;
+
+		assert_int_equal(sched_result_tx(f->st, a, la.job_id, 1, &res, T0 + 12,
+						 MAX_ATTEMPTS, &status, &err), -1);
+		assert_int_equal(err.code, PG_EINVAL);
+		assert_int_equal(q_int(f, "SELECT count(*) FROM results", NULL, 0), 1);
+	}
+	assert_int_equal(store_rollback_to(f->st, &err), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM results", NULL, 0), 0);
+	assert_int_equal(store_savepoint(f->st, &err), 0);
+	assert_int_equal(sched_heartbeat_tx(f->st, a, la.job_id, 1, "build", 5, T0 + 12, LEASE,
+					    &cancel, &err), 0);
+	assert_false(cancel);
+	assert_int_equal(store_release(f->st, &err), 0);
+	assert_int_equal(store_commit(f->st, &err), 0);
+	assert_state(f, la.job_id, "running");
+	assert_state(f, lb.job_id, "leased");
+	assert_int_equal(q_int(f, "SELECT lease_expires FROM jobs WHERE id = ?1",
+			       STORE_ARGS(STORE_INT(la.job_id))), T0 + 12 + LEASE);
+
+	/* A batch rolled back leaves nothing: the lease did not happen. */
+	add_workload(f, 2, "new", "intel", 1, T0 + 20, NULL);
+	assert_int_equal(store_begin(f->st, &err), 0);
+	assert_int_equal(store_savepoint(f->st, &err), 0);
+	assert_int_equal(sched_result_tx(f->st, a, la.job_id, 1,
+					 &(struct sched_result_in){ .outcome = "ok",
+						 .digest_hex = "00112233445566778899aabbccddeeff" },
+					 T0 + 30, MAX_ATTEMPTS, &(enum sched_result_status){ 0 },
+					 &err), 0);
+	assert_int_equal(store_release(f->st, &err), 0);
+	store_rollback(f->st);
+	assert_false(store_in_tx(f->st));
+	assert_state(f, la.job_id, "running");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM results", NULL, 0), 0);
+	sched_lease_release(&la);
+	sched_lease_release(&lb);
+	sched_lease_release(&again);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1504,6 +1593,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_killed_mid_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_controller_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_in_one_transaction, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -465,6 +465,59 @@ static void test_exactly_once_keys(void **state)
 	store_close(st);
 }
 
+/* jobs.served is the sum of jobs.attempt over the run's jobs of the same
+ * host class, and jobs.boost whether the run is a recheck or its series
+ * has one patch, whoever writes the rows (schema step 4). */
+static void test_lease_order_columns(void **state)
+{
+	struct tdir *t = *state;
+	struct store *st = open_ok(t->db);
+	sqlite3 *db = store_db(st);
+	int64_t run = seed_run(st);
+	static const char job_sql[] =
+		"INSERT INTO jobs (run_id, context, host_class, build_mode, attempt, created_at)"
+		" VALUES (?1, 'c', ?2, ?3, ?4, 1)";
+
+	run_ok(st, job_sql, STORE_ARGS(STORE_INT(run), STORE_TEXT("a"), STORE_TEXT("release"),
+				       STORE_INT(0)));
+	run_ok(st, job_sql, STORE_ARGS(STORE_INT(run), STORE_TEXT("a"), STORE_TEXT("debug"),
+				       STORE_INT(0)));
+	run_ok(st, job_sql, STORE_ARGS(STORE_INT(run), STORE_TEXT("b"), STORE_TEXT("release"),
+				       STORE_INT(0)));
+	assert_int_equal(raw_int(db, "SELECT sum(served) FROM jobs"), 0);
+	/* Two leases of job 1: both class-a jobs count them, job 3 not. */
+	run_ok(st, "UPDATE jobs SET attempt = 2 WHERE id = 1", NULL, 0);
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 1"), 2);
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 2"), 2);
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 3"), 0);
+	/* A job added with attempts of its own counts for its siblings, and
+	 * theirs for it. */
+	run_ok(st, job_sql, STORE_ARGS(STORE_INT(run), STORE_TEXT("a"), STORE_TEXT("asan"),
+				       STORE_INT(1)));
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 4"), 3);
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 1"), 3);
+	/* Moved to class b (an operator's UPDATE), job 4 leaves class a. */
+	run_ok(st, "UPDATE jobs SET host_class = 'b' WHERE id = 4", NULL, 0);
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 1"), 2);
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 3"), 1);
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 4"), 1);
+	run_ok(st, "DELETE FROM jobs WHERE id = 1", NULL, 0);
+	assert_int_equal(raw_int(db, "SELECT served FROM jobs WHERE id = 2"), 0);
+	/* Every row agrees with the sum it stands for. */
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM jobs j WHERE served !="
+				 " (SELECT sum(k.attempt) FROM jobs k WHERE k.run_id = j.run_id"
+				 " AND k.host_class = j.host_class)"), 0);
+
+	/* The series has one patch: boosted; two patches and a new run: not;
+	 * a recheck: boosted again. */
+	assert_int_equal(raw_int(db, "SELECT min(boost) FROM jobs"), 1);
+	run_ok(st, "UPDATE series SET total = 2", NULL, 0);
+	assert_int_equal(raw_int(db, "SELECT max(boost) FROM jobs"), 0);
+	run_ok(st, "UPDATE runs SET reason = 'recheck'", NULL, 0);
+	assert_int_equal(raw_int(db, "SELECT min(boost) FROM jobs"), 1);
+	store_close(st);
+}
+
 /* ---- transactions and helpers ----------------------------------------- */
 
 static void test_transactions(void **state)
@@ -928,6 +981,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_foreign_key_violation_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_constraints, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exactly_once_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lease_order_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statement_helpers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fixture_matches_migration_1, setup, teardown),
