@@ -3,13 +3,18 @@
 # same archive: nothing lost, nothing twice.
 . "$PG_TOP/tests/integration/lib.sh"
 
-python3 tests/intake/gen-archive.py "$TMP/archive" 4000 >/dev/null || fail "gen-archive failed"
+python3 tests/intake/gen-archive.py "$TMP/archive" 12000 >/dev/null || fail "gen-archive failed"
 
 # The reference: one clean pass.
 write_config "$TMP/clean.json" '"intake": { "batch": 64 }'
 sed -i "s|$TMP/state|$TMP/clean|g" "$TMP/clean.json"
+t0=$(date +%s%N)
 expect_rc 0 "$CTL" --config "$TMP/clean.json" ingest --inbox "$TMP/archive"
-expect_grep '^messages read: +4000$' "$TMP/out"
+# How long a whole pass takes here, in ms: the kills below land at
+# fractions of it, so that they fall before, during and after the first
+# batches on a fast machine as on a slow one.
+pass_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+expect_grep '^messages read: +12000$' "$TMP/out"
 
 # The victim: killed at varying moments until a pass runs to its end.
 write_config "$TMP/kill.json" '"intake": { "batch": 64 }'
@@ -20,8 +25,9 @@ while :; do
 	[ $round -le 40 ] || fail "ingest never finished in 40 rounds"
 	"$CTL" --config "$TMP/kill.json" ingest --inbox "$TMP/archive" >"$TMP/round.out" 2>&1 &
 	pid=$!
-	# 20 ms to 0.6 s: before, during and after the first batches.
-	sleep "0.$(printf '%02d' $(( (round * 37) % 60 + 2 )))"
+	# 1 % to 30 % of a clean pass's time (a restarted pass has less left).
+	ms=$(( pass_ms * ((round * 37) % 60 + 2) / 200 ))
+	sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
 	if kill -9 $pid 2>/dev/null; then
 		wait $pid 2>/dev/null
 		kills=$((kills + 1))
@@ -50,6 +56,6 @@ diff "$TMP/clean.series" "$TMP/kill.series" >/dev/null || {
 	fail "the killed store holds other series than a clean pass"
 }
 diff "$TMP/clean.counts" "$TMP/kill.counts" || fail "row counts differ"
-expect_grep '^4000\|4000$' "$TMP/kill.counts"
+expect_grep '^12000\|12000$' "$TMP/kill.counts"
 expect_rc 0 "$CTL" --config "$TMP/kill.json" db check
 expect_grep '^status=ok$' "$TMP/out"
