@@ -601,8 +601,8 @@ out:
 
 /* Pick the job to lease (see "Fairness" in sched.h) and fill out from it:
  * 1 when one was found, 0 when none, -1. */
-static int sched_pick(struct store *st, const char *classes, struct sched_lease *out,
-		      struct pg_err *err)
+static int sched_pick(struct store *st, const char *classes, int64_t agent_id,
+		      struct sched_lease *out, struct pg_err *err)
 {
 	static const char what[] = "pick job";
 	sqlite3_stmt *stmt = NULL;
@@ -624,10 +624,11 @@ static int sched_pick(struct store *st, const char *classes, struct sched_lease 
 		       " FROM jobs j INDEXED BY jobs_pick JOIN runs r ON r.id = j.run_id"
 		       " WHERE j.state = 'queued' AND j.priority >= 0"
 		       " AND instr(?1, ',' || j.host_class || ',') > 0"
+		       " AND (j.pin_agent_id IS NULL OR j.pin_agent_id = ?2)"
 		       " ORDER BY j.priority DESC, j.served ASC, j.boost DESC,"
 		       " j.created_at ASC, j.id ASC"
 		       " LIMIT 1",
-		       what, STORE_ARGS(STORE_TEXT(classes)), err);
+		       what, STORE_ARGS(STORE_TEXT(classes), STORE_INT(agent_id)), err);
 	if (rc <= 0)
 		goto out;
 	out->job_id = sqlite3_column_int64(stmt, 0);
@@ -707,7 +708,7 @@ int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set 
 		rc = 0;
 		goto out;
 	}
-	found = sched_pick(st, pg_buf_str(&classes), out, err);
+	found = sched_pick(st, pg_buf_str(&classes), agent_id, out, err);
 	if (found <= 0) {
 		rc = found;
 		goto out;

@@ -19,6 +19,7 @@
  *     +---- expiry, or an agent-reported infra-error, while
  *           attempt < max_attempts; at the limit: infra-error
  *   queued, leased, running --cancel--> cancelled
+ *   done --follow-up (verdict_pass.h)--> queued, pinned to its agent
  *
  * Every lease is one attempt (a row of `attempts`, numbered from 1); an
  * attempt ends with the result's outcome, 'expired' or 'cancelled'.
@@ -32,10 +33,17 @@
  * prerequisites are, so it does not need it today); no other column is
  * involved, so the schema is unchanged.
  *
- * Fairness.  Among the queued jobs an agent can take (not held, and the
- * labels of the job's host class, from the profile set, all present on
- * the agent with the same values: profile_host_class_matches()), the
- * lease goes to the first job in this order:
+ * Pinned jobs.  A job whose jobs.pin_agent_id is set (a follow-up round
+ * that must run on the host of its earlier rounds, verdict_pass.h) is
+ * leased to that agent only.  The verdict pass queues a follow-up one
+ * priority above its job's own, so that it goes before the other work of
+ * that priority (rule 1): it finishes work already begun on that host.
+ *
+ * Fairness.  Among the queued jobs an agent can take (not held, not
+ * pinned to another agent, and the labels of the job's host class, from
+ * the profile set, all present on the agent with the same values:
+ * profile_host_class_matches()), the lease goes to the first job in this
+ * order:
  *
  *   1. higher jobs.priority first (set by the planner: planner.h gives
  *      rechecks and one-patch series a higher one, which makes them

@@ -552,9 +552,25 @@ static const char migration_4[] =
 	"\n"
 	"PRAGMA user_version = 4;\n";
 
+/*
+ * Step 5: follow-up rounds of a job (controller/verdict_pass.h).  A job
+ * whose verdict needs more repetitions runs again on the agent that ran it
+ * (same host, same build directories): jobs.pin_agent_id names that agent
+ * while the job waits, and the scheduler leases a pinned job to that agent
+ * only.  The pin is cleared when the job's verdict is final.  RESTRICT:
+ * an agent that a follow-up waits for cannot vanish under it.
+ */
+static const char migration_5[] =
+	"ALTER TABLE jobs ADD COLUMN pin_agent_id INTEGER\n"
+	"\tREFERENCES agents(id) ON DELETE RESTRICT;\n"
+	"CREATE INDEX jobs_pin ON jobs(pin_agent_id);\n"
+	"\n"
+	"PRAGMA user_version = 5;\n";
+
 const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
 	{ 2, "trends (history, change points), job stage and progress", migration_2 },
 	{ 3, "series assembly (thread index, lineage key, stale series, files)", migration_3 },
 	{ 4, "lease order kept in the job rows (served, boost, jobs_pick)", migration_4 },
+	{ 5, "follow-up rounds: jobs pinned to an agent", migration_5 },
 };
