@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CTL_CHANGEPOINT_H
+#define CTL_CHANGEPOINT_H
+
+/*
+ * Change points in a main branch's history (DESIGN.md section 2.6): has
+ * the level of a benchmark key moved between two commits?  Pure: no
+ * store, no I/O (verdict_pass.h feeds it the history and records what it
+ * finds).
+ *
+ * The input is one value per commit, in the order the commits were first
+ * measured, starting after the last change point already recorded (a
+ * segment of one level, as far as anyone knows).  The method, after the
+ * anchors (chromeperf, LNT, Otava: locate, then test, then ask for a
+ * minimum magnitude):
+ *
+ *  1. Locate: the split s (1 <= s < n) that best cuts x into two levels,
+ *     the one minimising sum |x_i - median(left)| + sum |x_i -
+ *     median(right)| (an L1 step fit: one wild value moves it far less
+ *     than a least-squares fit; ties go to the earliest split).
+ *  2. Wait: a split with fewer than min_points values on either side is
+ *     not judged yet.  It is judged when enough commits after it have been
+ *     measured; judging only the best split (rather than every split that
+ *     has min_points after it) is what puts a step at the right commit: a
+ *     split one commit early has a before-value among its after-values and
+ *     is never the best fit.
+ *  3. Test: two-sided Mann-Whitney U of x[s..n) against x[0..s) (stats.h),
+ *     p < alpha; the medians' change at least min_change_pct; and the
+ *     step at least CP_SPREAD_MULT times the robust spread (MAD *
+ *     STATS_MAD_NORMAL) of the steadier side (chromeperf's
+ *     MULTIPLE_OF_STD_DEV), so that a noisy series needs a bigger step.
+ *
+ * With 5 values after the split and 5 or more before, the exact p can
+ * reach 0.0079 < 0.01; noise alone gives a median change of the size of
+ * its spread, which the minimum change (the context's threshold, 5 % by
+ * default) keeps from being flagged.  Simulated (200 series of 100
+ * commits, the search run after each commit): pure noise with a 1 %, 2 %,
+ * 3 % spread is flagged in 0, 1 and 6 series; a 10 % step is always found,
+ * at the right commit in 200, 195 and 175 of them.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+/* The step must be this many robust standard deviations. */
+#define CP_SPREAD_MULT 2.5
+
+/* The most values cp_detect() takes (callers keep the latest). */
+#define CP_MAX_POINTS 256
+
+struct cp_params {
+	size_t min_points;		/* values on each side of a change, >= 2 */
+	double alpha;			/* (0, 0.5] */
+	double min_change_pct;		/* > 0: |median after / median before - 1|
+					 * in percent */
+};
+
+#define CP_MIN_POINTS_DEFAULT 5
+#define CP_ALPHA_DEFAULT 0.01
+#define CP_PARAMS_DEFAULT { CP_MIN_POINTS_DEFAULT, CP_ALPHA_DEFAULT, 5.0 }
+
+struct cp_change {
+	bool found;
+	size_t split;			/* the best split, also when not found
+					 * (0 when n < 2): x[split] is the first
+					 * value after it */
+	double before_median, after_median;	/* NaN when not judged */
+	double change_pct;		/* 100 (after/before - 1); +-inf when the
+					 * before median is 0 and the after one
+					 * is not */
+	double p;			/* NaN when not judged */
+	bool judged;			/* enough values on both sides to test */
+};
+
+/*
+ * Look for one change in x[0..n) as above.  out->found says whether one
+ * was found.  Returns 0, or -1 with err: PG_EINVAL for parameters out of
+ * range, n > CP_MAX_POINTS, or a value that is not finite; PG_ENOMEM.
+ */
+int cp_detect(const double *x, size_t n, const struct cp_params *params,
+	      struct cp_change *out, struct pg_err *err);
+
+#endif
