@@ -45,6 +45,7 @@ struct dpdk_spec {
 	struct bench_def bench[RUNNER_MAX_BENCH];
 	size_t n_bench;
 	int repetitions;
+	int repetition_base;	/* a follow-up's first repetition number */
 	bool hugepages;		/* host.hugepages: /dev/hugepages in the sandbox */
 };
 
@@ -87,7 +88,7 @@ static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
 {
 	const cJSON *tree, *series, *deps = NULL, *benches, *it;
 	const cJSON *host = NULL;
-	int64_t reps = 0;
+	int64_t reps = 0, rep_base = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (pg_json_get_object(job, "tree", true, &tree, err) < 0 ||
@@ -105,10 +106,12 @@ static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
 	    pg_json_get_array(job, "depends_on", false, &deps, err) < 0 ||
 	    pg_json_get_array(job, "benchmarks", true, &benches, err) < 0 ||
 	    pg_json_get_int(job, "repetitions", true, 1, 10000, &reps, err) < 0 ||
+	    pg_json_get_int(job, "repetition_base", false, 0, 1000000, &rep_base, err) < 0 ||
 	    pg_json_get_object(job, "host", false, &host, err) < 0 ||
 	    (host && pg_json_get_bool(host, "hugepages", false, &s->hugepages, err) < 0))
 		goto fail;
 	s->repetitions = (int)reps;
+	s->repetition_base = (int)rep_base;
 	if (deps) {
 		cJSON_ArrayForEach(it, deps) {
 			const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "mbox_url");
@@ -485,7 +488,10 @@ out:
 static int job_benchmarks(struct dpdk_job *j, struct pg_err *err)
 {
 	j->runs_total = (size_t)j->spec.repetitions * j->spec.n_bench * RUNNER_SIDES;
-	for (int rep = 0; rep < j->spec.repetitions; rep++) {
+	/* A follow-up's repetitions continue the numbering of the rounds
+	 * before it, and so does the alternation of which side goes first. */
+	for (int rep = j->spec.repetition_base;
+	     rep < j->spec.repetition_base + j->spec.repetitions; rep++) {
 		for (size_t i = 0; i < j->spec.n_bench; i++) {
 			for (int k = 0; k < RUNNER_SIDES; k++) {
 				/* base first on even repetitions, patched first on odd */

@@ -157,7 +157,15 @@
  *     ],
  *     "repetitions": 5, "max_repetitions": 15,
  *     "threshold_pct": 5, "alpha": 0.05, "noise_limit_pct": 5,
- *     "notes": ["base-commit 0123... is not in dpdk: tested on main's tip"]
+ *     "notes": ["base-commit 0123... is not in dpdk: tested on main's tip"],
+ *     "round": 1, "repetition_base": 5, "pin_agent": "lab-3"
+ *                                       only in a follow-up (verdict_pass.h):
+ *                                       the job's Nth extra round, run on
+ *                                       the agent of the first round (same
+ *                                       build directories); "repetitions"
+ *                                       is then this round's runs per side,
+ *                                       numbered from repetition_base (the
+ *                                       runs per side of the rounds before)
  *   }
  *
  * "args" are the profile's arguments expanded for the host class
