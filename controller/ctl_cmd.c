@@ -5,6 +5,7 @@
 #include "ctl_intake.h"
 #include "ctl_outbox.h"
 #include "ctl_plan.h"
+#include "ctl_verdict.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -335,6 +336,10 @@ int ctl_cmd_dispatch(const struct ctl_config *cfg, int argc, char **argv)
 		return ctl_cmd_agent(cfg, argc, argv);
 	if (strcmp(argv[0], "outbox") == 0)
 		return ctl_cmd_outbox(cfg, argc, argv);
+	if (strcmp(argv[0], "verdicts") == 0)
+		return ctl_cmd_verdicts(cfg, argc, argv);
+	if (strcmp(argv[0], "run") == 0)
+		return ctl_cmd_run(cfg, argc, argv);
 	fprintf(stderr, "perfgate-controller: unknown command '%s' (see --help)\n", argv[0]);
 	return 2;
 }

@@ -61,7 +61,13 @@ static void usage(FILE *out)
 		"                        Patchwork checks and report mails not yet delivered,\n"
 		"                        and those that failed (--all: every one)\n"
 		"  outbox retry check|mail ID\n"
-		"                        queue a failed or cancelled check or mail again\n",
+		"                        queue a failed or cancelled check or mail again\n"
+		"  verdicts [--run ID]   decide the verdicts of finished jobs (one pass): key,\n"
+		"                        job and context verdicts, follow-ups for more\n"
+		"                        repetitions, final checks and mails, history and\n"
+		"                        change points; print what was decided\n"
+		"  run show ID           a run's verdicts, before/after tables and the\n"
+		"                        commands that reproduce it\n",
 		CTL_CONFIG_DEFAULT);
 }
 

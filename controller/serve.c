@@ -7,7 +7,8 @@
  * every SERVE_EXPIRE_MS; the HTTP API (api.h), when configured, runs in
  * its own threads from start to stop, and so does the outbox's delivery
  * of checks and mails (ctl_outbox.h), which never holds this loop or the
- * API.  Planning hangs off this loop.
+ * API.  Planning hangs off this loop, and so do the verdicts
+ * (verdict_pass.h), every VERDICT_PASS_TICK_MS.
  */
 #include "ctl_cmd.h"
 
@@ -20,6 +21,7 @@
 #include "ctl_intake.h"
 #include "ctl_outbox.h"
 #include "ctl_plan.h"
+#include "ctl_verdict.h"
 #include "fsutil.h"
 #include "http.h"
 #include "log.h"
@@ -123,6 +125,27 @@ static int serve_plan(const struct ctl_config *cfg, struct store *st,
 	return 0;
 }
 
+/*
+ * One verdict pass: jobs that ended get their verdicts, contexts their
+ * final checks and mails; waiting agents are woken when follow-ups were
+ * queued.  A job that cannot be decided now is retried next pass; a pass
+ * that cannot run (the store busy past its timeout) is logged and tried
+ * again at the next tick.
+ */
+static void serve_verdicts(const struct ctl_config *cfg, struct store *st,
+			   const struct profile_set *ps, struct api_server *api)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct verdict_pass_stats stats;
+
+	if (ctl_verdict_pass(cfg, st, ps, 0, NULL, &stats, &err) < 0) {
+		pg_log_error("serve", "%s", err.msg);
+		return;
+	}
+	if (stats.followups && api)
+		api_jobs_queued(api);
+}
+
 int ctl_serve(const struct ctl_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
@@ -131,7 +154,7 @@ int ctl_serve(const struct ctl_config *cfg)
 	struct intake in;
 	struct api_server *api = NULL;
 	struct ctl_outbox outbox;
-	int64_t next_intake = 0, next_expire = 0, next_plan = 0;
+	int64_t next_intake = 0, next_expire = 0, next_plan = 0, next_verdict = 0;
 	int rc = 1, loaded = 0, http = 0;
 
 	memset(&in, 0, sizeof(in));
@@ -178,6 +201,10 @@ int ctl_serve(const struct ctl_config *cfg)
 		if (pg_time_mono_ms() >= next_expire) {
 			serve_expire(cfg, st, api);
 			next_expire = pg_time_mono_ms() + SERVE_EXPIRE_MS;
+		}
+		if (pg_time_mono_ms() >= next_verdict) {
+			serve_verdicts(cfg, st, &ps, api);
+			next_verdict = pg_time_mono_ms() + VERDICT_PASS_TICK_MS;
 		}
 		pg_sleep_ms(1000, &serve_stop);
 	}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CTL_VERDICT_INT_H
+#define CTL_VERDICT_INT_H
+
+/*
+ * What the verdict pass's files share (verdict_pass.h has the rules): a
+ * job as read from the store and evaluated (verdict_load.c), its texts for
+ * people (verdict_text.c), and its history (verdict_history.c).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "err.h"
+#include "profile.h"
+#include "sched.h"
+#include "store.h"
+#include "verdict.h"
+
+#define VP_SIDES 2			/* 0 base, 1 patched */
+#define VP_LOG "verdict"
+
+/* One (benchmark, metric) of a job, its samples of every round. */
+struct vp_key {
+	char *benchmark, *metric, *unit;
+	double *v[VP_SIDES];
+	size_t n[VP_SIDES], cap[VP_SIDES];
+};
+
+/* A job as the verdict sees it.  Filled by vp_job_load(); vp_job_eval()
+ * sets the verdict.  Must not move in memory once evaluated (the verdict
+ * points into it). */
+struct vp_job {
+	int64_t id, run_id, series_id, attempt, pin_agent_id;
+	char *context, *build_mode, *state, *outcome, *tree, *branch, *base_commit;
+	char *run_state, *series_title, *root_msgid;
+	cJSON *spec;			/* jobs.spec */
+	bool has_verdict;		/* its job verdict row exists */
+	int64_t verdict_row;		/* that row's id */
+
+	/* Rounds (verdict_pass.h step 2). */
+	char host[SCHED_NAME_MAX + 1];	/* the agent of the first round */
+	int64_t host_agent_id;		/* 0: unknown or gone */
+	size_t n_rounds;		/* results with outcome ok or bench-failure */
+	int round, repetition_base, spec_repetitions, spec_max_repetitions;
+	int repetitions_done;		/* runs per side so far */
+	bool followup_failed;		/* a follow-up ended without its round */
+	const char *eval_outcome;	/* what verdict_job_eval() is told */
+	int64_t measured_at;		/* arrival of the latest round, 0: none */
+	int64_t last_ended;		/* end of the latest attempt, 0: none */
+	struct verdict_params params;
+
+	struct vp_key *keys;
+	size_t n_keys;
+
+	/* The verdict. */
+	struct verdict_key *vkeys;	/* one per key, same order */
+	struct verdict_job_in in;
+	struct verdict_job out;
+	bool final;			/* evaluated with pending turned into the cap */
+};
+
+/* Read job job_id with its rounds and samples (ps: fallbacks for a spec
+ * without parameters; may be NULL).  Returns 1, 0 when there is no such
+ * job, or -1.  *j must be released with vp_job_release() in every case. */
+int vp_job_load(struct store *st, const struct profile_set *ps, int64_t job_id,
+		struct vp_job *j, struct pg_err *err);
+
+/* Evaluate the loaded job (verdict_key_eval(), verdict_job_eval()).  final:
+ * no more rounds will come, so a pending verdict is taken at the cap (the
+ * job evaluated again with max_repetitions = repetitions so far).
+ * Returns 0 or -1. */
+int vp_job_eval(struct vp_job *j, bool final, struct pg_err *err);
+
+void vp_job_release(struct vp_job *j);
+
+/* The verdict table's state name of a key class: "pass" for no-change,
+ * NULL for missing (no row). */
+const char *vp_key_state(enum verdict_class c);
+
+/* "demo-release on lab-1, 6 runs per side: fail: <summary>\n", then the
+ * table of the job's keys (or a line saying there are none), appended. */
+int vp_job_table(const struct vp_job *j, struct pg_buf *out, struct pg_err *err);
+
+/* The shell commands that reproduce the job by hand, appended. */
+int vp_job_reproduce(const struct vp_job *j, struct pg_buf *out, struct pg_err *err);
+
+/* The tree's main branch per the profiles ("main" when the tree is not
+ * there). */
+const char *vp_main_branch(const struct profile_set *ps, const char *tree);
+
+/* Inside the caller's transaction: the history rows of a job decided final,
+ * then the change-point search of each key added on a main branch.  Adds
+ * to *rows and *changes.  Returns 0 or -1. */
+int vp_history_add(struct store *st, const struct profile_set *ps, const struct vp_job *j,
+		   int64_t now, struct pg_buf *lines, unsigned long *rows,
+		   unsigned long *changes, struct pg_err *err);
+
+/* Append one line saying what was decided to lines (a decision is told
+ * only once it is committed: vp_tell()). */
+void vp_say(struct pg_buf *lines, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Log each line of lines at info and append them to report (may be
+ * NULL); empties lines. */
+void vp_tell(struct pg_buf *lines, struct pg_buf *report);
+
+#endif
