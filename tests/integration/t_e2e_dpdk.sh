@@ -5,7 +5,10 @@
 # applying the patch, and running mempool_perf (subset harness) and
 # testpmd (io on net_null) interleaved, 3 repetitions each.  Checks that
 # every sample the profile promises arrived, once, with plausible values,
-# and that the fingerprint says what was measured.
+# and that the fingerprint says what was measured.  The context's threshold
+# is set so low that 3 + 3 runs are always inconclusive: each job gets one
+# follow-up round of one more run per side (max_repetitions 4) on the same
+# agent and build directories, numbered from 3, and then its verdict.
 #
 # The agent's work directory (mirrors, worktrees, build directories,
 # ccache) lives in $PG_CACHE/e2e and is kept between runs on one machine,
@@ -16,7 +19,8 @@
 
 dpdk_setup
 dpdk_patch comment "$TMP/series.mbox" e2e-1@example.org
-dpdk_profile .
+dpdk_profile '.contexts["perfgate-demo-Performance"] += {"threshold_pct": 0.001,
+	"noise_limit_pct": 100, "max_repetitions": 4}'
 dpdk_controller e2e-1
 stop_ctl() { kill -9 "$ctl" 2>/dev/null; }
 cleanup_hooks="stop_ctl"
@@ -26,33 +30,66 @@ dpdk_ingest_plan "$TMP/series.mbox"
 [ "$(sqlite3 "$db" "SELECT base_commit FROM runs")" = "$base" ] ||
 	fail "the run is not on the patch's base-commit"
 dpdk_agent_config e2e-1
-for job in 1 2; do
+q() { sqlite3 "$db" "$1"; }
+# run_once N: one job through agent --once.
+run_once() {
 	start=$(date +%s)
-	"$AGENT" --config "$TMP/agent.json" --once >"$TMP/agent-$job.log" 2>&1
+	"$AGENT" --config "$TMP/agent.json" --once >"$TMP/agent-$1.log" 2>&1
 	rc=$?
-	echo "e2e: job $job took $(( $(date +%s) - start )) s (agent exit $rc)"
-	[ $rc -eq 0 ] || { tail -n 50 "$TMP/agent-$job.log"; fail "agent --once exited $rc"; }
+	echo "e2e: round $1 took $(( $(date +%s) - start )) s (agent exit $rc)"
+	[ $rc -eq 0 ] || { tail -n 50 "$TMP/agent-$1.log"; fail "agent --once exited $rc"; }
+}
+for n in 1 2; do
+	run_once "$n"
 	# What each benchmark run came to, as the agent uploaded it.
-	sqlite3 "$db" "SELECT path FROM logs WHERE job_id = $job AND stage = 'bench'" |
+	sqlite3 "$db" "SELECT path FROM logs WHERE job_id = $n AND stage = 'bench'" |
 		while read -r p; do grep -h '^== ' "$TMP/state/$p" "$p" 2>/dev/null; done | grep -v '^== [a-z_]*, ' || true
 done
+# The daemon's verdict pass queues both jobs again, pinned to the agent.
+i=0
+until [ "$(q "SELECT count(*) FROM jobs WHERE state = 'queued' AND pin_agent_id IS NOT NULL")" = 2 ]; do
+	i=$((i + 1))
+	[ $i -le 150 ] || { q "SELECT id, state, outcome_detail FROM jobs"; tail -n 20 "$TMP/serve.log"; \
+		fail "no follow-ups queued"; }
+	sleep 0.2
+done
+for n in 3 4; do
+	run_once "$n"
+done
+i=0
+until [ "$(q "SELECT count(*) FROM verdicts WHERE job_id IS NULL")" = 1 ]; do
+	i=$((i + 1))
+	[ $i -le 150 ] || { q "SELECT id, state, outcome_detail FROM jobs"; tail -n 20 "$TMP/serve.log"; \
+		fail "no context verdict"; }
+	sleep 0.2
+done
+grep 'verdict: ' "$TMP/serve.log" | sed 's/^.* info verdict: /e2e: verdict: /'
 
-q() { sqlite3 "$db" "$1"; }
 q "SELECT id, outcome, substr(outcome_detail, 1, 300) FROM jobs" >"$TMP/jobs.txt"
 [ "$(q "SELECT count(*) FROM jobs WHERE state = 'done' AND outcome = 'ok'")" = 2 ] ||
-	{ cat "$TMP/jobs.txt"; tail -n 40 "$TMP/agent-2.log"; fail "both jobs should end ok"; }
-[ "$(q "SELECT count(*) FROM results")" = 2 ] || fail "not exactly one result per job"
+	{ cat "$TMP/jobs.txt"; tail -n 40 "$TMP/agent-4.log"; fail "both jobs should end ok"; }
+[ "$(q "SELECT count(*) FROM results WHERE outcome = 'ok'")" = 4 ] ||
+	fail "not exactly two rounds per job"
+# Each follow-up ran as attempt 2 of its job on the agent of attempt 1.
+[ "$(q "SELECT count(*) FROM attempts a JOIN attempts b ON b.job_id = a.job_id
+	AND b.attempt = 2 AND b.agent_id = a.agent_id WHERE a.attempt = 1")" = 2 ] ||
+	fail "the follow-ups did not run on the first round's agent"
+[ "$(q "SELECT count(*) FROM verdicts WHERE job_id IS NOT NULL AND metric IS NULL
+	AND n_base = 4")" = 2 ] || fail "the job verdicts do not count 4 runs per side"
 
-# Every sample the demo profile promises, per job: 3 repetitions x 2 sides
-# of the two gated mempool keys and of testpmd's rx/tx rates.
+# Every sample the demo profile promises, per job: 3 + 1 repetitions x 2
+# sides of the two gated mempool keys and of testpmd's rx/tx rates, the
+# follow-up's numbered 3.
 for job in $(q "SELECT id FROM jobs"); do
 	for key in mempool.nocache.cores1.keep128.get32.put32.const0 \
 		   mempool.cache.cores1.keep128.get32.put32.const0 fwd.rx_pps fwd.tx_pps \
 		   fwd.rx_packets fwd.cycles_per_pkt; do
 		for side in base patched; do
-			n=$(q "SELECT count(DISTINCT repetition) FROM samples WHERE job_id = $job
-			       AND side = '$side' AND metric = '$key'")
-			[ "$n" = 3 ] || fail "job $job: $n repetitions of $key on the $side side, not 3"
+			n=$(q "SELECT group_concat(attempt || ':' || repetition) FROM (SELECT attempt,
+			       repetition FROM samples WHERE job_id = $job AND side = '$side'
+			       AND metric = '$key' ORDER BY attempt, repetition)")
+			[ "$n" = "1:0,1:1,1:2,2:3" ] ||
+				fail "job $job: repetitions of $key on the $side side: $n, not 1:0,1:1,1:2,2:3"
 		done
 	done
 	# Plausible: a mempool does millions of objects per second here, testpmd
@@ -68,7 +105,7 @@ for job in $(q "SELECT id FROM jobs"); do
 		   AND metric NOT IN ('mempool.nocache.cores1.keep128.get32.put32.const0',
 				      'mempool.cache.cores1.keep128.get32.put32.const0')")
 	[ "$other" = 0 ] || fail "job $job: $other mempool samples outside the subset"
-	fp=$(q "SELECT fingerprint FROM results WHERE job_id = $job")
+	fp=$(q "SELECT fingerprint FROM results WHERE job_id = $job AND attempt = 1")
 	echo "$fp" >"$TMP/fp.json"
 	jq_is "$TMP/fp.json" '.runner' dpdk
 	jq_is "$TMP/fp.json" '.dpdk_version' 22.11.11
@@ -85,6 +122,10 @@ for stage in prepare apply build-base build-patched bench; do
 	[ "$(q "SELECT count(*) FROM logs WHERE stage = '$stage'")" -ge 2 ] ||
 		fail "no '$stage' log for both jobs"
 done
+# The run is done and its check queued (checks are not enabled here).
+[ "$(q "SELECT state FROM runs")" = done ] || fail "the run is not done"
+[ "$(q "SELECT count(*) FROM check_outbox WHERE state IN ('success', 'warning', 'fail')")" = 1 ] ||
+	fail "no final check queued"
 
 kill -TERM $ctl
 wait $ctl

@@ -465,7 +465,6 @@ static void test_regression_fails(void **state)
 		char body[16384];
 
 		q_text(f, "SELECT body FROM email_outbox WHERE run_id = ?1", run, body, sizeof(body));
-		if (getenv("SHOW")) fputs(body, stderr);
 		assert_non_null(strstr(body, "Test-Status: FAILURE\r\n"));
 		assert_non_null(strstr(body, "release on lab-1, 5 runs per side: fail: "));
 		assert_non_null(strstr(body, "benchmark  key "));
@@ -836,7 +835,6 @@ static void test_run_show(void **state)
 	pass(f, T0 + 101);
 	assert_int_equal(verdict_run_show(f->st, &f->ps, run, &out, &err), 0);
 	o = pg_buf_str(&out);
-	if (getenv("SHOW")) fputs(o, stderr);
 	assert_non_null(strstr(o, "run 1: series 1 \"mempool: faster\" v1 (new), dpdk main at "
 				  BASE0 ": planned\n"));
 	assert_non_null(strstr(o, "\ncontext perf-two: undecided\n"));
