@@ -558,12 +558,15 @@ static const char migration_4[] =
  * (same host, same build directories): jobs.pin_agent_id names that agent
  * while the job waits, and the scheduler leases a pinned job to that agent
  * only.  The pin is cleared when the job's verdict is final.  RESTRICT:
- * an agent that a follow-up waits for cannot vanish under it.
+ * an agent that a follow-up waits for cannot vanish under it.  runs_open
+ * lets the verdict pass, every few seconds, look at the runs still open
+ * rather than at every job ever finished.
  */
 static const char migration_5[] =
 	"ALTER TABLE jobs ADD COLUMN pin_agent_id INTEGER\n"
 	"\tREFERENCES agents(id) ON DELETE RESTRICT;\n"
 	"CREATE INDEX jobs_pin ON jobs(pin_agent_id);\n"
+	"CREATE INDEX runs_open ON runs(id) WHERE state IN ('planned', 'running');\n"
 	"\n"
 	"PRAGMA user_version = 5;\n";
 

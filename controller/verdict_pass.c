@@ -583,7 +583,7 @@ static int decide_leftover_contexts(struct verdict_pass *vp, struct pg_buf *line
 	int rc = -1, step;
 
 	if (store_prepare(vp->st, &q,
-			  "SELECT j.run_id, j.context FROM jobs j JOIN runs r ON r.id = j.run_id"
+			  "SELECT j.run_id, j.context FROM runs r CROSS JOIN jobs j ON j.run_id = r.id"
 			  " WHERE r.state IN ('planned', 'running') AND (?1 = 0 OR j.run_id = ?1)"
 			  " AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.run_id = j.run_id"
 			  "  AND v.context = j.context AND v.job_id IS NULL)"
@@ -670,11 +670,14 @@ int verdict_pass_run(struct verdict_pass *vp, struct pg_err *err)
 	decide_jobs(vp, ids, n, true, &lines);
 	free(ids);
 	ids = NULL;
-	/* 2. Jobs that ended without a verdict. */
+	/* 2. Jobs that ended without a verdict, in the runs still open (a run
+	 * is done once all its verdicts are in); the runs first, by their
+	 * partial index, so that the cost follows the open runs, not every
+	 * job ever finished. */
 	if (list_ids(vp->st,
-		     "SELECT j.id FROM jobs j JOIN runs r ON r.id = j.run_id"
-		     " WHERE j.state IN ('done', 'infra-error') AND r.state <> 'cancelled'"
-		     " AND (?1 = 0 OR j.run_id = ?1)"
+		     "SELECT j.id FROM runs r CROSS JOIN jobs j ON j.run_id = r.id"
+		     " WHERE r.state IN ('planned', 'running')"
+		     " AND j.state IN ('done', 'infra-error') AND (?1 = 0 OR j.run_id = ?1)"
 		     " AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.job_id = j.id"
 		     "  AND v.metric IS NULL AND v.benchmark IS NULL)"
 		     " ORDER BY j.id", "list jobs to decide",

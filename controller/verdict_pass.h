@@ -19,8 +19,8 @@
  *     why, and is decided at once as in 2, at the cap (so an inconclusive
  *     key is a warning, "inconclusive at the cap").
  *  2. Jobs.  Every job that ended (state 'done', or 'infra-error' after the
- *     scheduler's retries) in a run that is not cancelled and that has no
- *     job verdict yet, oldest first, each in ONE transaction:
+ *     scheduler's retries) in a run still open (planned or running) and
+ *     that has no job verdict yet, oldest first, each in ONE transaction:
  *     - its rounds are the results whose outcome is not infra-error, in
  *       attempt order: the first run of the job, then its follow-ups.  The
  *       host is the agent of the first round; the samples are those of
