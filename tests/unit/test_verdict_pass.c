@@ -849,6 +849,38 @@ static void test_run_show(void **state)
 	pg_buf_release(&out);
 }
 
+/* The commands quote what the shell would split or expand; {build_dir}
+ * becomes the side's build directory, doubled braces single. */
+static void test_reproduce_quoting(void **state)
+{
+	struct fx *f = *state;
+	struct pg_buf out = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	struct pg_err err = PG_ERR_INIT;
+	int64_t run = add_run(f, "main", BASE0, T0);
+	const char *o;
+
+	sql(f, "INSERT INTO jobs (run_id, context, host_class, build_mode, spec, created_at)"
+	    " VALUES (?1, 'perf-one', 'lab', 'release', ?2, 1)",
+	    STORE_ARGS(STORE_INT(run), STORE_TEXT(
+		"{\"tree\":{\"url\":\"/srv/git/dpdk tree\"},\"repetitions\":2,"
+		"\"build\":{\"buildtype\":\"debug\",\"meson_options\":{\"x\":\"a b\"},"
+		"\"c_args\":\"-DFOO -O1\"},"
+		"\"benchmarks\":[{\"name\":\"tp\",\"program\":\"app/dpdk-testpmd\","
+		"\"stdin\":\"hold\",\"duration_s\":7,\"env\":{\"V\":\"it's\"},"
+		"\"args\":[\"--vdev=net_pcap0,rx_pcap={build_dir}/in \\\"$x\\\".pcap\","
+		"\"{{literal}}\",\"--file-prefix={file_prefix}\"]}]}")));
+	assert_int_equal(verdict_run_show(f->st, &f->ps, run, &out, &err), 0);
+	o = pg_buf_str(&out);
+	assert_non_null(strstr(o, "\ngit clone '/srv/git/dpdk tree' base\n"));
+	assert_non_null(strstr(o, "meson setup --buildtype=debug '-Dx=a b' '-Dc_args=-DFOO -O1'"
+				  " \"$side/build\" \"$side\""));
+	assert_non_null(strstr(o, "for run in $(seq 2); do for side in base patched; do\n"
+				  "\tsleep 7 | 'V=it'\\''s' \"$side/build/app/dpdk-testpmd\""
+				  " \"--vdev=net_pcap0,rx_pcap=$PWD/$side/build/in \\\"\\$x\\\".pcap\""
+				  " '{literal}' --file-prefix=perfgate\ndone; done\n"));
+	pg_buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -865,6 +897,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_history_change_point, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pin_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_show, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reproduce_quoting, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
