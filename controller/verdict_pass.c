@@ -654,6 +654,12 @@ int verdict_pass_run(struct verdict_pass *vp, struct pg_err *err)
 		pg_err_set(err, PG_EINVAL, "verdict pass: no store, or negative waits");
 		goto out;
 	}
+	/* A follow-up cancelled with its run (a newer version of the series)
+	 * waits for nothing any more. */
+	if (store_run(vp->st, "unpin cancelled jobs",
+		      "UPDATE jobs SET pin_agent_id = NULL"
+		      " WHERE pin_agent_id IS NOT NULL AND state = 'cancelled'", NULL, 0, err) < 0)
+		goto out;
 	/* 1. Follow-ups that wait in vain. */
 	if (list_ids(vp->st,
 		     "SELECT j.id FROM jobs j JOIN runs r ON r.id = j.run_id"

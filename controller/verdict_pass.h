@@ -10,7 +10,8 @@
  * daemon runs a pass every VERDICT_PASS_TICK_MS; `perfgate-controller
  * verdicts` runs one.
  *
- * A pass, in order:
+ * A pass, in order (after clearing the pin of follow-ups cancelled with
+ * their run):
  *
  *  1. Follow-ups that wait in vain.  A queued follow-up pinned to an agent
  *     that is disabled, has not been seen for pin_wait_s, or has not taken

@@ -819,6 +819,29 @@ static void test_pin_lease(void **state)
 	assert_int_equal(lease(f, f->lab2, b, T0 + 13), 1);
 }
 
+/* A follow-up cancelled with its run loses its pin (and its verdict is
+ * not decided: the run is cancelled). */
+static void test_cancelled_followup(void **state)
+{
+	struct fx *f = *state;
+	struct sched_sample s[20];
+	struct pg_err err = PG_ERR_INIT;
+	int64_t run = add_run(f, "main", BASE0, T0);
+	int64_t job = add_job(f, run, "perf-one", "release", 3, 9, T0);
+
+	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 100);
+	pass(f, T0 + 101);
+	assert_int_equal(f->stats.followups, 1);
+	assert_int_equal(sched_cancel_run(f->st, run, "superseded by series 2", T0 + 102, NULL,
+					  &err), 0);
+	pass(f, T0 + 103);
+	assert_text(f, "SELECT state || ' ' || coalesce(pin_agent_id, '-') FROM jobs WHERE id = ?1",
+		    job, "cancelled -");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM verdicts", NULL, 0), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM check_outbox WHERE state <> 'pending'",
+			       NULL, 0), 0);
+}
+
 /* `run show`: the stored verdicts, the table, the commands. */
 static void test_run_show(void **state)
 {
@@ -896,6 +919,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancelled_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history_change_point, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pin_lease, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancelled_followup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_show, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reproduce_quoting, setup, teardown),
 	};
