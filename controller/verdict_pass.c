@@ -367,8 +367,9 @@ static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct p
 		pg_err_set(err, PG_ENOMEM, "follow-up spec: out of memory");
 		goto out;
 	}
-	snprintf(detail, sizeof(detail), "follow-up round %d: %d more runs per side on %s (%s)",
-		 j->round + 1, j->out.more_repetitions, j->host, j->out.summary);
+	snprintf(detail, sizeof(detail), "follow-up round %d: %d more run%s per side on %s (%s)",
+		 j->round + 1, j->out.more_repetitions, j->out.more_repetitions == 1 ? "" : "s",
+		 j->host, j->out.summary);
 	if (store_run(vp->st, "queue follow-up",
 		      "UPDATE jobs SET state = 'queued', spec = ?2, pin_agent_id = ?3, agent_id = NULL,"
 		      " lease_expires = NULL, outcome = NULL, outcome_detail = ?4, finished_at = NULL,"
