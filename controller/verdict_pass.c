@@ -351,7 +351,9 @@ static int agent_usable(struct store *st, int64_t agent_id, bool *usable, struct
 	return 0;
 }
 
-/* Queue the job again for its next round, pinned to its host. */
+/* Queue the job again for its next round, pinned to its host, one
+ * priority above its own (from its first follow-up on), so that its agent
+ * takes it before other work of that priority (sched.h). */
 static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct pg_buf *lines,
 			     struct pg_err *err)
 {
@@ -373,9 +375,10 @@ static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct p
 	if (store_run(vp->st, "queue follow-up",
 		      "UPDATE jobs SET state = 'queued', spec = ?2, pin_agent_id = ?3, agent_id = NULL,"
 		      " lease_expires = NULL, outcome = NULL, outcome_detail = ?4, finished_at = NULL,"
-		      " stage = NULL, progress = NULL, stage_at = NULL WHERE id = ?1 AND state = 'done'",
+		      " stage = NULL, progress = NULL, stage_at = NULL,"
+		      " priority = priority + (?5 = 0) WHERE id = ?1 AND state = 'done'",
 		      STORE_ARGS(STORE_INT(j->id), STORE_TEXT(text), STORE_INT(j->host_agent_id),
-				 STORE_TEXT(detail)), err) < 0)
+				 STORE_TEXT(detail), STORE_INT(j->round)), err) < 0)
 		goto out;
 	if (store_changes(vp->st) != 1) {
 		pg_err_set(err, PG_EDB, "queue follow-up: the job changed under us");

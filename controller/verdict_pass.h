@@ -40,8 +40,9 @@
  *     - pending (more repetitions): the job is queued again as a FOLLOW-UP
  *       (state 'queued', its outcome cleared, outcome_detail saying why),
  *       pinned to the host's agent (jobs.pin_agent_id: the scheduler
- *       leases it to that agent only, which has the same build directories,
- *       before its other work), with its spec's "round" + 1,
+ *       leases it to that agent only, which has the same build directories),
+ *       one priority above the job's own (so that the agent takes it before
+ *       other work of that priority), with its spec's "round" + 1,
  *       "repetition_base" = repetitions so far, "repetitions" = the verdict's
  *       more_repetitions and "pin_agent" = the host (planner.h).  Its next
  *       lease is the next attempt.  Nothing else is written.  When the

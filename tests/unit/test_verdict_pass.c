@@ -536,8 +536,8 @@ static void test_inconclusive_followup(void **state)
 	assert_int_equal(f->stats.checks_queued, 0);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM verdicts", NULL, 0), 0);
 	assert_text(f, "SELECT state || ' ' || pin_agent_id || ' ' || coalesce(outcome, '-') ||"
-		    " ' ' || coalesce(agent_id, '-') FROM jobs WHERE id = ?1", job,
-		    "queued 1 - -");
+		    " ' ' || coalesce(agent_id, '-') || ' ' || priority FROM jobs WHERE id = ?1", job,
+		    "queued 1 - - 1");
 	q_text(f, "SELECT spec FROM jobs WHERE id = ?1", job, spec, sizeof(spec));
 	assert_non_null(strstr(spec, "\"round\":1,\"repetition_base\":3,\"repetitions\":3,"
 				     "\"pin_agent\":\"lab-1\""));
