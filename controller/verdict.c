@@ -372,8 +372,9 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 		put(s, len, "apply patch failure");
 		break;
 	case VERDICT_WHY_MORE_REPETITIONS:
-		put(s, len, "%s: %s (p=%s, %d runs) on %s, %d more runs", key, e, p,
-		    in->repetitions, mode, j->more_repetitions);
+		put(s, len, "%s: %s (p=%s, %d runs) on %s, %d more run%s", key, e, p,
+		    in->repetitions, mode, j->more_repetitions,
+		    j->more_repetitions == 1 ? "" : "s");
 		break;
 	case VERDICT_WHY_PATCHED_CRASH:
 		put(s, len, "%s failed on the patched side on %s", bench, mode);
