@@ -4,8 +4,9 @@
 #                        made once), $base (its commit), $work (the agent's
 #                        work directory, kept between runs on this machine
 #                        so that builds are incremental and ccache warm)
-#   dpdk_patch KIND OUT MSGID   a one-patch series mbox made with git
-#                        format-patch against $base:
+#   dpdk_patch KIND OUT MSGID [TAG]   a one-patch series mbox made with git
+#                        format-patch against $base (TAG, when given, ends
+#                        the subject, so that repeated series stay apart):
 #                          comment   a comment in the ring mempool driver
 #                                    (the same code on both sides: A/A)
 #                          slowdown  a few percent more work per mempool
@@ -31,7 +32,7 @@ dpdk_setup() {
 }
 
 dpdk_patch() {
-	kind=$1 out=$2 msgid=$3
+	kind=$1 out=$2 msgid=$3 tag=${4:-}
 	rm -rf "$TMP/author"
 	GIT_CONFIG_NOSYSTEM=1 git clone -q "$tree" "$TMP/author" || fail "clone of $tree"
 	case $kind in
@@ -70,6 +71,7 @@ PY
 	*) fail "dpdk_patch: unknown kind $kind" ;;
 	esac
 	git -C "$TMP/author" diff --quiet && fail "the $kind patch changed nothing"
+	[ -n "$tag" ] && subject="$subject ($tag)"
 	GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME="Ada Author" GIT_AUTHOR_EMAIL=ada@example.org \
 	GIT_COMMITTER_NAME="Ada Author" GIT_COMMITTER_EMAIL=ada@example.org \
 	GIT_AUTHOR_DATE="2026-11-01T10:00:00Z" GIT_COMMITTER_DATE="2026-11-01T10:00:00Z" \

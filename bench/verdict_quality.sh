@@ -1,0 +1,59 @@
+#!/bin/sh
+# Verdict quality on real runs of the demo profile on this machine (issue
+# 6): PG_BENCH_VERDICT_RUNS (default 20) one-patch series whose patch
+# changes no code (A/A: base and patched measure the same code), then as
+# many whose patch adds work to every mempool get and put (a deliberate
+# slowdown, tests/integration/dpdk_lib.sh), each taken to its context
+# verdict by the real controller (planner, scheduler, verdict pass with its
+# follow-ups) and a real agent with the DPDK runner, release build mode
+# only, at the profile's repetitions.  Prints how many A/A runs failed or
+# warned (goal: no fail, at most one warning) and how many slowdowns were
+# called regressions (goal: at least 19 of 20).  About 70 s per run here.
+set -u
+PG_BUILD=${PG_BUILD:?run through make bench}
+PG_TOP=$(cd "$(dirname "$0")/.." && pwd)
+export PG_BUILD PG_TOP
+. "$PG_TOP/tests/integration/lib.sh"
+. "$PG_TOP/tests/integration/dpdk_lib.sh"
+runs=${PG_BENCH_VERDICT_RUNS:-20}
+
+dpdk_setup
+dpdk_profile '.contexts["perfgate-demo-Performance"].build_modes = ["demo-release"]'
+dpdk_controller verdict-1
+dpdk_agent_config verdict-1
+"$AGENT" --config "$TMP/agent.json" --log-level warn >"$TMP/agent.log" 2>&1 &
+agent=$!
+stop_all() { kill -9 "$ctl" "$agent" 2>/dev/null; }
+cleanup_hooks="stop_all"
+q() { sqlite3 "$db" "$1"; }
+
+# verdict_of N KIND: a series of KIND taken to its context verdict; prints
+# the verdict's state and description.
+verdict_of() {
+	dpdk_patch "$2" "$TMP/s.mbox" "bench-$2-$1-$$@example.org" "run $1"
+	dpdk_ingest_plan "$TMP/s.mbox"
+	run=$(q "SELECT max(id) FROM runs")
+	i=0
+	until [ -n "$(q "SELECT state FROM verdicts WHERE run_id = $run AND job_id IS NULL")" ]; do
+		i=$((i + 1))
+		[ $i -lt 1800 ] || { tail -n 20 "$TMP/agent.log"; fail "run $run: no verdict after 30 min"; }
+		sleep 1
+	done
+	q "SELECT state || ' ' || description FROM verdicts WHERE run_id = $run AND job_id IS NULL"
+}
+
+for kind in comment slowdown; do
+	: >"$TMP/$kind.txt"
+	n=1
+	while [ $n -le "$runs" ]; do
+		verdict_of $n $kind >>"$TMP/$kind.txt"
+		n=$((n + 1))
+	done
+done
+count() { grep -c "^$1 " "$TMP/$2.txt"; }
+echo "bench verdict_aa: runs=$runs success=$(count success comment) warning=$(count warning comment) fail=$(count fail comment) (goal: fail 0, warning <= 1)"
+echo "bench verdict_detect: runs=$runs regression_found=$(count fail slowdown) warning=$(count warning slowdown) success=$(count success slowdown) (goal: >= 19 of 20)"
+sort "$TMP/comment.txt" "$TMP/slowdown.txt" | uniq -c | sort -rn | head -n 8 | sed 's/^/bench verdict_descriptions: /'
+kill -TERM "$agent" "$ctl"
+wait "$agent" "$ctl"
+cleanup_hooks=""
