@@ -11,6 +11,11 @@
 #                                    (the same code on both sides: A/A)
 #                          slowdown  a few percent more work per mempool
 #                                    get and put (a deliberate regression)
+#                          slowring  much more work in the ring driver's
+#                                    multi-producer enqueue and multi-
+#                                    consumer dequeue: the pool without
+#                                    cache several times slower, a change
+#                                    no noise hides (one file to rebuild)
 #   dpdk_profile JQ      $TMP/profiles/demo.json: the demo profile on $tree,
 #                        edited by the jq filter JQ (e.g. "." for none)
 #   dpdk_controller      a migrated store, the controller serving on a free
@@ -67,6 +72,24 @@ open(p, "w").write(s)
 PY
 		subject="mempool: slow down get and put"
 		body="Spins for a few cycles per object: a regression to detect."
+		;;
+	slowring)
+		f=drivers/mempool/ring/rte_mempool_ring.c
+		python3 - "$TMP/author/$f" <<'PY' || fail "slowring patch"
+import sys
+p = sys.argv[1]
+s = open(p).read()
+spin = ("\t{\n\t\tvolatile unsigned int pg_spin;\n"
+        "\t\tfor (pg_spin = 0; pg_spin < 8 * n; pg_spin++)\n\t\t\t;\n\t}\n")
+for fn in ("common_ring_mp_enqueue(struct rte_mempool *mp, void * const *obj_table,",
+           "common_ring_mc_dequeue(struct rte_mempool *mp, void **obj_table, unsigned n)"):
+    i = s.index(fn)
+    j = s.index("{\n", i) + 2
+    s = s[:j] + spin + s[j:]
+open(p, "w").write(s)
+PY
+		subject="mempool/ring: spin in enqueue and dequeue"
+		body="Much slower without a cache: a regression no noise can hide."
 		;;
 	*) fail "dpdk_patch: unknown kind $kind" ;;
 	esac
