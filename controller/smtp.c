@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "fsutil.h"
+#include "http.h"
 #include "log.h"
 
 #define SMTP_ADDR_MAX 254
@@ -229,21 +230,6 @@ static enum smtp_outcome classify(CURLcode cc, long code)
 	}
 }
 
-static enum pg_errcode curl_errcode(CURLcode cc)
-{
-	switch (cc) {
-	case CURLE_OPERATION_TIMEDOUT:
-		return PG_ETIMEOUT;
-	case CURLE_OUT_OF_MEMORY:
-		return PG_ENOMEM;
-	case CURLE_URL_MALFORMAT:
-	case CURLE_UNSUPPORTED_PROTOCOL:
-		return PG_EINVAL;
-	default:
-		return PG_EIO;
-	}
-}
-
 #define SETOPT(opt, val)							\
 	do {									\
 		cc = curl_easy_setopt(h, opt, val);				\
@@ -340,7 +326,7 @@ int smtp_send(const struct smtp_opts *opts, const char *mail_from,
 		 * dropped connection the last reply is an old "250".  libcurl
 		 * says only "Weird server reply" to a refused DATA. */
 		if (code >= 400 && x->refusal[0])
-			pg_err_set(err, curl_errcode(cc), "send mail via %s: %s (server said: %s)",
+			pg_err_set(err, pg_http_errcode((int)cc), "send mail via %s: %s (server said: %s)",
 				   opts->url, !errbuf[0] && cc == CURLE_WEIRD_SERVER_REPLY ?
 				   "refused" : reason, x->refusal);
 		else if (cc == CURLE_OPERATION_TIMEDOUT)
@@ -348,7 +334,7 @@ int smtp_send(const struct smtp_opts *opts, const char *mail_from,
 				   "timeout %ld ms)", opts->url, reason, opts->connect_timeout_ms,
 				   opts->timeout_ms);
 		else
-			pg_err_set(err, curl_errcode(cc), "send mail via %s: %s", opts->url, reason);
+			pg_err_set(err, pg_http_errcode((int)cc), "send mail via %s: %s", opts->url, reason);
 	}
 out:
 	curl_slist_free_all(rcpts);

@@ -426,8 +426,10 @@ static int collect_info(CURL *h, const char *method, const char *shown,
 	return 0;
 }
 
-static enum pg_errcode curl_code(CURLcode cc)
+enum pg_errcode pg_http_errcode(int curl_code)
 {
+	CURLcode cc = (CURLcode)curl_code;
+
 	switch (cc) {
 	case CURLE_OPERATION_TIMEDOUT:
 		return PG_ETIMEOUT;
@@ -561,7 +563,7 @@ int pg_http_client_request(struct pg_http_client *client, const char *method,
 			pg_err_set(err, PG_ETOOBIG, "%s %s: response body over %zu bytes",
 				   method, shown, o->max_body);
 		else
-			pg_err_set(err, curl_code(cc), "%s %s: %s", method, shown, reason);
+			pg_err_set(err, pg_http_errcode((int)cc), "%s %s: %s", method, shown, reason);
 		goto out;
 	}
 	if (collect_info(h, method, shown, resp, err) < 0)

@@ -237,4 +237,11 @@ int pg_http_link_next(const char *link_header, char *out, size_t outlen);
  */
 int64_t pg_http_retry_after_ms(const char *value, int64_t now_wall_ms);
 
+/* The pg_errcode of a libcurl CURLcode (given as an int, so that callers
+ * need not include curl): PG_ETIMEOUT, PG_ETOOBIG (a size limit),
+ * PG_ENOMEM, PG_EINVAL (a malformed URL, an unsupported scheme), else
+ * PG_EIO.  Shared by every libcurl user (HTTP here, SMTP in the
+ * controller). */
+enum pg_errcode pg_http_errcode(int curl_code);
+
 #endif
