@@ -31,8 +31,10 @@ q() { sqlite3 "$db" "$1"; }
 # the verdict's state and description.
 verdict_of() {
 	dpdk_patch "$2" "$TMP/s.mbox" "bench-$2-$1-$$@example.org" "run $1"
+	before=$(q "SELECT coalesce(max(id), 0) FROM runs")
 	dpdk_ingest_plan "$TMP/s.mbox"
-	run=$(q "SELECT max(id) FROM runs")
+	run=$(q "SELECT min(id) FROM runs WHERE id > $before")
+	[ -n "$run" ] || { cat "$TMP/out"; fail "$2 series $1 was not planned into a run"; }
 	i=0
 	until [ -n "$(q "SELECT state FROM verdicts WHERE run_id = $run AND job_id IS NULL")" ]; do
 		i=$((i + 1))
