@@ -125,7 +125,7 @@ integration: all $(TOOL_BINS)
 BANNED := sprintf|vsprintf|strcpy|strcat|gets|atoi|atol|atof|system|popen|strtok
 lint:
 	@if grep -nE '\<($(BANNED))[[:space:]]*\(' $(LIB_SRC) $(CTL_SRC) $(AGENT_SRC) \
-	    controller/main.c agent/main.c; then \
+	    controller/main.c agent/main.c $(wildcard tests/unit/*.c tests/tools/*.c bench/*.c); then \
 		echo "lint: banned function used (see Makefile BANNED)"; exit 1; \
 	fi
 	@echo "lint: no banned functions"

@@ -24,6 +24,7 @@
 
 #include "err.h"
 #include "json.h"
+#include "buf.h"
 #include "sandbox.h"
 
 static cJSON *parse(const char *text)
@@ -164,19 +165,12 @@ static void resolved(struct sandbox_cfg *c, bool drop)
 
 static char *join(char **argv)
 {
-	size_t n = 1;
-	char *s;
+	struct pg_buf b = PG_BUF_INIT(1 << 20);
 
 	for (size_t i = 0; argv[i]; i++)
-		n += strlen(argv[i]) + 1;
-	s = calloc(1, n);
-	assert_non_null(s);
-	for (size_t i = 0; argv[i]; i++) {
-		if (i)
-			strcat(s, " ");
-		strcat(s, argv[i]);
-	}
-	return s;
+		assert_int_equal(pg_buf_printf(&b, "%s%s", i ? " " : "", argv[i]), 0);
+	assert_int_equal(pg_buf_addch(&b, '\0'), 0);
+	return pg_buf_detach(&b, NULL);
 }
 
 static void test_wrap_root(void **state)
