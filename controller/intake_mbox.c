@@ -2,15 +2,18 @@
 /*
  * Intake from an mbox file (`perfgate-controller ingest --mbox FILE`):
  * split it as git mailsplit does and take each message, committing every
- * `batch` messages.  A message's position is its ordinal in the file, so
- * ingesting the same file again (or the file with more messages appended)
- * stores each message once.
+ * `batch` messages.  A message's position is its ordinal in the file and
+ * a digest of its text, so ingesting the same file again (or the file with
+ * more messages appended) stores each message once, while a file rewritten
+ * in place with other mails (a script reusing one path) has them taken as
+ * the new mails they are, not dropped as duplicates of the old ones.
  */
 #include "intake_src.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "api_auth.h"
 #include "buf.h"
 #include "fsutil.h"
 #include "log.h"
@@ -35,14 +38,17 @@ static int mbox_on_message(const char *msg, size_t len, void *arg)
 {
 	struct mbox_pass *p = arg;
 	struct intake_origin from;
-	char pos[32];
+	char pos[48], digest[API_SHA256_HEX + 1];
 
 	if (!p->in_tx) {
 		if (store_begin(p->in->st, p->err) < 0)
 			goto fail;
 		p->in_tx = true;
 	}
-	snprintf(pos, sizeof(pos), "msg:%zu", p->index++);
+	if (api_sha256_hex(msg, len, digest, p->err) < 0)
+		goto fail;
+	/* 16 hex digits: the ordinal already separates a file's mails. */
+	snprintf(pos, sizeof(pos), "msg:%zu:%.16s", p->index++, digest);
 	memset(&from, 0, sizeof(from));
 	from.source_id = p->source_id;
 	from.position = pos;

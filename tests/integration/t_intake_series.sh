@@ -83,6 +83,21 @@ expect_grep '^series created: +0$' "$TMP/out"
 expect_rc 0 $C series list --json
 diff "$TMP/list.json" "$TMP/out" >/dev/null || fail "a second ingest changed the series"
 
+# The same path rewritten with another mail (a script reusing one file):
+# the new mail is taken, not dropped as the old file's first message.
+cp "$TMP/corpus.mbox" "$TMP/corpus.keep"
+corpus_dir="$TMP/onedir"
+mkdir -p "$corpus_dir"
+sed -e 's/^Message-I[dD]: <\(.*\)>/Message-ID: <rewritten.\1>/' \
+	-e 's/^Subject: \(.*\)/Subject: \1 (rewritten)/' "$TMP/corpus/09-single.eml" >"$corpus_dir/01.eml"
+corpus_mbox "$corpus_dir" "$TMP/corpus.mbox"
+expect_rc 0 $C ingest --mbox "$TMP/corpus.mbox"
+expect_grep '^  accepted: +1$' "$TMP/out"
+expect_grep '^series created: +1$' "$TMP/out"
+expect_rc 0 $C ingest --mbox "$TMP/corpus.mbox"
+expect_grep '^  duplicates: +1$' "$TMP/out"
+mv "$TMP/corpus.keep" "$TMP/corpus.mbox"
+
 # A 10 MB mail: taken whole under the default bound, rejected over a
 # smaller configured one, and never a crash.
 {
