@@ -109,6 +109,22 @@ static int api_view_add_rows(struct store *st, cJSON *o, const char *key, const 
 	return api_view_rows(st, arr, key, sql, args, nargs, fill, err);
 }
 
+/* Like api_view_rows() into a new array *out (NULL on failure). */
+static int api_view_list(struct store *st, const char *what, const char *sql,
+			 const struct store_arg *args, size_t nargs, api_view_fill_fn fill,
+			 cJSON **out, struct pg_err *err)
+{
+	*out = cJSON_CreateArray();
+	if (!*out)
+		return pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+	if (api_view_rows(st, *out, what, sql, args, nargs, fill, err) < 0) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* Run sql (one row expected) and fill *out; PG_ENOTFOUND names `what` and
  * the id when there is no row. */
 static int api_view_one(struct store *st, const char *what, int64_t id, const char *sql,
@@ -184,20 +200,12 @@ static bool fill_series(cJSON *o, sqlite3_stmt *stmt)
 int api_view_series_list(struct store *st, const char *state, int64_t limit, int64_t offset,
 			 cJSON **out, struct pg_err *err)
 {
-	*out = cJSON_CreateArray();
-	if (!*out)
-		return pg_err_set(err, PG_ENOMEM, "list series: out of memory");
-	if (api_view_rows(st, *out, "list series",
-			  "SELECT " SERIES_COLUMNS " FROM series s" SERIES_FILTER
-			  " ORDER BY s.id LIMIT ?2 OFFSET ?3",
-			  STORE_ARGS(state ? STORE_TEXT(state) : STORE_NULL,
-				     STORE_INT(limit < 0 ? -1 : limit), STORE_INT(offset)),
-			  fill_series, err) < 0) {
-		cJSON_Delete(*out);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
+	return api_view_list(st, "list series",
+			     "SELECT " SERIES_COLUMNS " FROM series s" SERIES_FILTER
+			     " ORDER BY s.id LIMIT ?2 OFFSET ?3",
+			     STORE_ARGS(state ? STORE_TEXT(state) : STORE_NULL,
+					STORE_INT(limit < 0 ? -1 : limit), STORE_INT(offset)),
+			     fill_series, out, err);
 }
 
 int api_view_series_count(struct store *st, const char *state, int64_t *n,
@@ -355,20 +363,12 @@ fail:
 int api_view_jobs(struct store *st, const char *state, int64_t limit, int64_t offset,
 		  cJSON **out, struct pg_err *err)
 {
-	*out = cJSON_CreateArray();
-	if (!*out)
-		return pg_err_set(err, PG_ENOMEM, "list jobs: out of memory");
-	if (api_view_rows(st, *out, "list jobs",
-			  "SELECT " JOB_COLUMNS JOB_FROM " WHERE ?1 IS NULL OR j.state = ?1"
-			  " ORDER BY j.id DESC LIMIT ?2 OFFSET ?3",
-			  STORE_ARGS(state ? STORE_TEXT(state) : STORE_NULL,
-				     STORE_INT(limit < 0 ? -1 : limit), STORE_INT(offset)),
-			  fill_job, err) < 0) {
-		cJSON_Delete(*out);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
+	return api_view_list(st, "list jobs",
+			     "SELECT " JOB_COLUMNS JOB_FROM " WHERE ?1 IS NULL OR j.state = ?1"
+			     " ORDER BY j.id DESC LIMIT ?2 OFFSET ?3",
+			     STORE_ARGS(state ? STORE_TEXT(state) : STORE_NULL,
+					STORE_INT(limit < 0 ? -1 : limit), STORE_INT(offset)),
+			     fill_job, out, err);
 }
 
 static bool fill_attempt(cJSON *o, sqlite3_stmt *stmt)
@@ -452,19 +452,11 @@ static bool fill_agent(cJSON *o, sqlite3_stmt *stmt)
 int api_view_agents(struct store *st, int64_t now, int64_t online_window_s, cJSON **out,
 		    struct pg_err *err)
 {
-	*out = cJSON_CreateArray();
-	if (!*out)
-		return pg_err_set(err, PG_ENOMEM, "list agents: out of memory");
-	if (api_view_rows(st, *out, "list agents",
-			  "SELECT " AGENT_COLUMNS " FROM agents a LEFT JOIN jobs j"
-			  " ON j.agent_id = a.id AND j.state IN ('leased', 'running')"
-			  " ORDER BY a.name",
-			  STORE_ARGS(STORE_INT(now - online_window_s)), fill_agent, err) < 0) {
-		cJSON_Delete(*out);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
+	return api_view_list(st, "list agents",
+			     "SELECT " AGENT_COLUMNS " FROM agents a LEFT JOIN jobs j"
+			     " ON j.agent_id = a.id AND j.state IN ('leased', 'running')"
+			     " ORDER BY a.name",
+			     STORE_ARGS(STORE_INT(now - online_window_s)), fill_agent, out, err);
 }
 
 static bool fill_labels(cJSON *o, sqlite3_stmt *stmt)

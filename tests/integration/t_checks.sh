@@ -13,29 +13,13 @@
 #  - report mails: a refused author's Cc is dropped, a 451 retried, each
 #    mail delivered once.
 . "$PG_TOP/tests/integration/lib.sh"
+. "$PG_TOP/tests/integration/delivery_lib.sh"
 
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 OTOOL="$PG_BUILD/tests/tools/outbox-tool"
 [ -x "$OTOOL" ] || fail "$OTOOL not built"
 CTX=perfgate-demo-Performance
 CI_TOKEN=04b5b8ffb66a2d9ba9ad32d0ba95a2b120a60b9a
 BOB_TOKEN=1111111111111111111111111111111111111111
-db="$TMP/state/perfgate.db"
-q() { sqlite3 "$db" "$1"; }
-
-# wait_until WHAT CMD...: poll CMD every 0.2 s, give up after 120 s (a
-# bound against hanging, not a measurement).
-wait_until() {
-	what=$1
-	shift
-	i=0
-	until "$@"; do
-		i=$((i + 1))
-		[ $i -le 600 ] || { tail -n 40 "$TMP/ctl.log" >&2; fail "timed out waiting for $what"; }
-		sleep 0.2
-	done
-}
 
 # ---- the fake Patchwork ------------------------------------------------------
 
@@ -45,25 +29,7 @@ cat >"$TMP/fixture.json" <<EOF
       "maintainer_of": ["dpdk"] },
     { "id": 2, "username": "bob", "email": "bob@example.org", "token": "$BOB_TOKEN" } ] }
 EOF
-"$PY" tests/fake_patchwork.py --port 0 --fixture "$TMP/fixture.json" --quiet \
-	>"$TMP/pw.out" 2>"$TMP/pw.err" &
-pw=$!
-ctl=""
-smtp=""
-stop_all() {
-	[ -n "$ctl" ] && kill -9 "$ctl" 2>/dev/null
-	[ -n "$smtp" ] && kill "$smtp" 2>/dev/null
-	kill "$pw" 2>/dev/null
-	return 0
-}
-cleanup_hooks="stop_all"
-wait_until "the fake Patchwork" grep -q '^listening on ' "$TMP/pw.out"
-base="http://127.0.0.1:$(sed -n 's/^listening on //p' "$TMP/pw.out")"
-fake() {
-	curl -sS -f -X POST -H 'Content-Type: application/json' -d "$2" "$base/_fake/$1" \
-		>/dev/null || fail "fake $1 $2"
-}
-checks() { curl -sS -f "$base/_fake/checks" >"$TMP/checks.json" || fail "GET /_fake/checks"; }
+start_patchwork "$TMP/fixture.json"
 n_checks() { checks; [ "$(jq '.checks | length' "$TMP/checks.json")" -ge "$1" ]; }
 
 P=$PG_TOP/tests/patchwork
@@ -77,28 +43,10 @@ fake series "{\"mails\": [{\"file\": \"$P/single/0001-lib-fix-hello.patch\", \"i
 
 # ---- the controller: a tree, the same mails read from an mbox, a plan ---------
 
-export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-git init -q -b main "$TMP/dpdk"
-printf '22.11.0\n' >"$TMP/dpdk/VERSION"
-git -C "$TMP/dpdk" add . && git -C "$TMP/dpdk" commit -q -m "version 22.11"
-mkdir -p "$TMP/profiles"
-jq --arg url "$TMP/dpdk" '.trees["dpdk-demo"].url = $url' profiles/demo.json \
-	>"$TMP/profiles/demo.json"
+demo_tree
 printf '%s\n' "$CI_TOKEN" >"$TMP/token"
 printf '%s\n' "$BOB_TOKEN" >"$TMP/bob-token"
 chmod 600 "$TMP/token" "$TMP/bob-token"
-# conf FILE TOKEN_FILE USER [EXTRA]: checks on the fake, retries at most 2 s
-# apart so that an outage of minutes takes seconds here; the API on a free
-# port, its public URL in the checks' target URLs.
-conf() {
-	cat >"$1" <<EOF
-{ "db": "$db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
-  "api": { "listen": "127.0.0.1:0", "public_url": "https://perfgate.example.org/" },
-  "checks": { "enabled": true, "patchwork_url": "$base/api/1.3", "token_file": "$2",
-              "username": "$3", "timeout_s": 5, "max_backoff_s": 2 }${4:+, $4} }
-EOF
-}
 conf "$TMP/c.json" "$TMP/token" ci
 C="$CTL --config $TMP/c.json"
 expect_rc 0 $C --check-config
@@ -115,10 +63,6 @@ expect_grep 'runs=3 ' "$TMP/out"
 	fail "expected 3 pending checks queued by the planner"
 # Read from an mbox: Patchwork's ids are not known yet.
 [ "$(q "SELECT count(*) FROM patches WHERE pw_patch_id IS NOT NULL")" = 0 ] || fail "pw ids known"
-run_of() {
-	q "SELECT r.id FROM runs r JOIN patches p ON p.series_id = r.series_id
-	   JOIN messages m ON m.id = p.message_id WHERE m.msgid = '$1'"
-}
 series_of() {
 	q "SELECT p.series_id FROM patches p JOIN messages m ON m.id = p.message_id
 	   WHERE m.msgid = '$1'"
@@ -130,18 +74,6 @@ run_a=$(run_of "$A_LAST")
 run_b=$(run_of "$B_LAST")
 run_s=$(run_of "$S_ONE")
 [ -n "$run_a" ] && [ -n "$run_b" ] && [ -n "$run_s" ] || fail "runs not found"
-
-start_ctl() {
-	"$CTL" --config "$1" serve >>"$TMP/ctl.log" 2>&1 &
-	ctl=$!
-}
-stop_ctl() {
-	kill "$ctl"
-	wait "$ctl"
-	s=$?
-	ctl=""
-	[ "$s" -eq 0 ] || { tail -n 20 "$TMP/ctl.log"; fail "controller exited $s on SIGTERM"; }
-}
 
 # ---- 1. pending checks ---------------------------------------------------------
 
@@ -307,12 +239,7 @@ stop_ctl
 
 # ---- 6. report mails -----------------------------------------------------------------
 
-"$PY" -c 'import aiosmtpd' 2>/dev/null || fail "python3-aiosmtpd is not installed (make deps)"
-"$PY" tests/smtp_server.py --spool "$TMP/spool" --reject-rcpt alice@example.com \
-	--fail-data "451 4.3.0 try later" --fail-count 1 >"$TMP/smtp.out" 2>"$TMP/smtp.log" &
-smtp=$!
-wait_until "the SMTP server" grep -q '^listening on ' "$TMP/smtp.out"
-sport=$(sed -n 's/^listening on //p' "$TMP/smtp.out")
+start_smtp --reject-rcpt alice@example.com --fail-data "451 4.3.0 try later" --fail-count 1
 conf "$TMP/m.json" "$TMP/token" ci "\"mail\": { \"enabled\": true, \"smtp_url\": \"smtp://127.0.0.1:$sport/lab.example.org\", \"starttls\": \"off\", \"from\": \"perfgate CI <perfgate@lab.example.org>\", \"timeout_s\": 10 }"
 printf 'key  base  patched  delta\nfwd.rx_pps  1.0e7  0.9e7  -10.0%%\n' >"$TMP/table.txt"
 expect_rc 0 "$OTOOL" queue-mail "$TMP/m.json" "$run_a" "$CTX" fail "Performance Testing FAIL" "$TMP/table.txt"

@@ -5,14 +5,7 @@
 # the controller records once.
 . "$PG_TOP/tests/integration/lib.sh"
 
-export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-git init -q -b main "$TMP/dpdk"
-printf '22.11.0\n' >"$TMP/dpdk/VERSION"
-git -C "$TMP/dpdk" add . && git -C "$TMP/dpdk" commit -q -m "version 22.11"
-mkdir -p "$TMP/profiles"
-jq --arg url "$TMP/dpdk" '.trees["dpdk-demo"].url = $url' profiles/demo.json \
-	>"$TMP/profiles/demo.json"
+demo_tree
 python3 tests/intake/gen-archive.py "$TMP/archive" 12 >/dev/null || fail "gen-archive failed"
 cat >"$TMP/c.json" <<EOF
 { "db": "$TMP/state/perfgate.db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",

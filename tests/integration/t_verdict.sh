@@ -13,28 +13,11 @@
 #  - a series that does not apply gets a warning "apply patch failure";
 #  - `verdicts` then finds nothing to decide; `run show` prints the tables.
 . "$PG_TOP/tests/integration/lib.sh"
+. "$PG_TOP/tests/integration/delivery_lib.sh"
 
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-"$PY" -c 'import aiosmtpd' 2>/dev/null || fail "python3-aiosmtpd is not installed (make deps)"
 CTX=perfgate-demo-Performance
 CI_TOKEN=04b5b8ffb66a2d9ba9ad32d0ba95a2b120a60b9a
 KEY=mempool.nocache.cores1.keep128.get32.put32.const0
-db="$TMP/state/perfgate.db"
-q() { sqlite3 "$db" "$1"; }
-
-# wait_until WHAT CMD...: poll CMD every 0.2 s, give up after 120 s (a
-# bound against hanging, not a measurement).
-wait_until() {
-	what=$1
-	shift
-	i=0
-	until "$@"; do
-		i=$((i + 1))
-		[ $i -le 600 ] || { tail -n 40 "$TMP/ctl.log" >&2; fail "timed out waiting for $what"; }
-		sleep 0.2
-	done
-}
 
 # ---- the fake Patchwork and the SMTP server --------------------------------------
 
@@ -42,27 +25,8 @@ cat >"$TMP/fixture.json" <<EOF
 { "users": [ { "id": 1, "username": "ci", "email": "ci@example.org", "token": "$CI_TOKEN",
                "maintainer_of": ["dpdk"] } ] }
 EOF
-"$PY" tests/fake_patchwork.py --port 0 --fixture "$TMP/fixture.json" --quiet \
-	>"$TMP/pw.out" 2>"$TMP/pw.err" &
-pw=$!
-"$PY" tests/smtp_server.py --spool "$TMP/spool" >"$TMP/smtp.out" 2>"$TMP/smtp.log" &
-smtp=$!
-ctl=""
-stop_all() {
-	[ -n "$ctl" ] && kill -9 "$ctl" 2>/dev/null
-	kill "$pw" "$smtp" 2>/dev/null
-	return 0
-}
-cleanup_hooks="stop_all"
-wait_until "the fake Patchwork" grep -q '^listening on ' "$TMP/pw.out"
-wait_until "the SMTP server" grep -q '^listening on ' "$TMP/smtp.out"
-base="http://127.0.0.1:$(sed -n 's/^listening on //p' "$TMP/pw.out")"
-sport=$(sed -n 's/^listening on //p' "$TMP/smtp.out")
-fake() {
-	curl -sS -f -X POST -H 'Content-Type: application/json' -d "$2" "$base/_fake/$1" \
-		>/dev/null || fail "fake $1 $2"
-}
-checks() { curl -sS -f "$base/_fake/checks" >"$TMP/checks.json" || fail "GET /_fake/checks"; }
+start_patchwork "$TMP/fixture.json"
+start_smtp
 P=$PG_TOP/tests/patchwork
 fake series "{\"mails\": [{\"file\": \"$P/single/0001-lib-fix-hello.patch\", \"id\": 301}]}"
 fake series "{\"mails\": [{\"file\": \"$P/series-b/0001-net-one-add-one.patch\", \"id\": 201},
@@ -71,34 +35,17 @@ fake series "{\"mails\": [{\"file\": \"$P/series-b/0001-net-one-add-one.patch\",
 
 # ---- the controller: a tree, the mails, a plan ----------------------------------
 
-export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-git init -q -b main "$TMP/dpdk"
-printf '22.11.0\n' >"$TMP/dpdk/VERSION"
-git -C "$TMP/dpdk" add . && git -C "$TMP/dpdk" commit -q -m "version 22.11"
-mkdir -p "$TMP/profiles"
-jq --arg url "$TMP/dpdk" '.trees["dpdk-demo"].url = $url' profiles/demo.json \
-	>"$TMP/profiles/demo.json"
+demo_tree
 printf '%s\n' "$CI_TOKEN" >"$TMP/token"
 chmod 600 "$TMP/token"
-cat >"$TMP/c.json" <<EOF
-{ "db": "$db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
-  "api": { "listen": "127.0.0.1:0", "public_url": "https://perfgate.example.org/" },
-  "checks": { "enabled": true, "patchwork_url": "$base/api/1.3", "token_file": "$TMP/token",
-              "username": "ci", "timeout_s": 5, "max_backoff_s": 2 },
-  "mail": { "enabled": true, "smtp_url": "smtp://127.0.0.1:$sport/lab.example.org",
-            "starttls": "off", "from": "perfgate CI <perfgate@lab.example.org>",
-            "timeout_s": 10 } }
-EOF
+conf "$TMP/c.json" "$TMP/token" ci "\"mail\": { \"enabled\": true,
+  \"smtp_url\": \"smtp://127.0.0.1:$sport/lab.example.org\", \"starttls\": \"off\",
+  \"from\": \"perfgate CI <perfgate@lab.example.org>\", \"timeout_s\": 10 }"
 C="$CTL --config $TMP/c.json"
 cat "$P"/single/*.patch "$P"/series-b/*.patch >"$TMP/all.mbox"
 expect_rc 0 $C ingest --mbox "$TMP/all.mbox"
 expect_rc 0 $C plan
 expect_grep 'runs=2 ' "$TMP/out"
-run_of() {
-	q "SELECT r.id FROM runs r JOIN patches p ON p.series_id = r.series_id
-	   JOIN messages m ON m.id = p.message_id WHERE m.msgid = '$1'"
-}
 run_s=$(run_of 20261130050000.4242-1-carol@example.net)
 run_b=$(run_of e8066da13f2b3cc5fce95648547b13983b914b48.1796014702.git.alice@example.com)
 [ -n "$run_s" ] && [ -n "$run_b" ] || fail "runs not found"
@@ -107,8 +54,7 @@ dbg=$(q "SELECT id FROM jobs WHERE run_id = $run_s AND build_mode = 'demo-debugo
 T1=$($C agent add lab-1 --labels pool=demo 2>/dev/null) || fail "agent add lab-1"
 T2=$($C agent add lab-2 --labels pool=demo 2>/dev/null) || fail "agent add lab-2"
 
-"$CTL" --config "$TMP/c.json" serve >"$TMP/ctl.log" 2>&1 &
-ctl=$!
+start_ctl "$TMP/c.json"
 wait_until "the API" grep -q 'api: listening on http://' "$TMP/ctl.log"
 URL=$(sed -n 's/.*api: listening on \(http:[^ ]*\).*/\1/p' "$TMP/ctl.log" | tail -n 1)
 
@@ -257,9 +203,5 @@ expect_grep 'no run 999' "$TMP/out"
 expect_rc 2 $C run show x
 grep -q 'verdict: context perfgate-demo-Performance of run [0-9]*: fail: ' "$TMP/ctl.log" ||
 	fail "the daemon did not log the decision"
-kill "$ctl"
-wait "$ctl"
-s=$?
-ctl=""
-[ "$s" -eq 0 ] || { tail -n 20 "$TMP/ctl.log"; fail "controller exited $s on SIGTERM"; }
+stop_ctl
 echo "verdict: follow-up, fail, pass, apply failure, check and mail delivered"

@@ -9,7 +9,6 @@
  * PG_UPDATE_GOLDEN=1 rewrites the .ok files instead of comparing; read
  * every changed one against its .in before keeping it.
  */
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,24 +24,10 @@
 #include "buf.h"
 #include "err.h"
 
+#include "goldenfx.h"
+
 #define FIXTURES "tests/bench"
 #define GOLDEN_FWD_SECONDS 10.0	/* every testpmd .ok: pps = packets / 10 */
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct pg_buf b = PG_BUF_INIT(PG_BUF_NOLIMIT);
-	char chunk[65536];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		assert_int_equal(pg_buf_add(&b, chunk, n), 0);
-	fclose(f);
-	assert_int_equal(pg_buf_grow(&b, 0), 0);
-	return pg_buf_detach(&b, len);
-}
 
 static char *fixture(const char *name, size_t *len)
 {
@@ -50,16 +35,18 @@ static char *fixture(const char *name, size_t *len)
 	char *s;
 
 	assert_true(snprintf(path, sizeof(path), FIXTURES "/%s", name) < (int)sizeof(path));
-	s = read_file(path, len);
+	s = gold_read_file(path, len);
 	if (!s)
 		fail_msg("cannot read %s", path);
 	return s;
 }
 
 /* The golden text: the dump, plus what the pure helpers say of the same
- * bytes, or the parser's error. */
-static char *golden_text(bool mempool, const char *buf, size_t len)
+ * bytes, or the parser's error (mempool's parser if *(bool *)mempoolp,
+ * else testpmd's). */
+static char *golden_text(const char *buf, size_t len, void *mempoolp)
 {
+	bool mempool = *(const bool *)mempoolp;
 	struct pg_buf b = PG_BUF_INIT(1 << 22);
 	struct bench_output out = BENCH_OUTPUT_INIT;
 	struct pg_err err = PG_ERR_INIT;
@@ -87,52 +74,10 @@ static char *golden_text(bool mempool, const char *buf, size_t len)
 
 static int golden_dir(const char *sub, bool mempool)
 {
-	const char *update = getenv("PG_UPDATE_GOLDEN");
 	char dir[256];
-	DIR *d;
-	struct dirent *de;
-	int seen = 0;
 
 	assert_true(snprintf(dir, sizeof(dir), FIXTURES "/%s", sub) < (int)sizeof(dir));
-	d = opendir(dir);
-	assert_non_null(d);
-	while ((de = readdir(d))) {
-		size_t nl = strlen(de->d_name), len, oklen;
-		char path[512], okpath[512];
-		char *in, *got, *want;
-
-		if (nl < 4 || strcmp(de->d_name + nl - 3, ".in"))
-			continue;
-		assert_true(snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
-			    (int)sizeof(path));
-		assert_true(snprintf(okpath, sizeof(okpath), "%s/%.*s.ok", dir, (int)(nl - 3),
-				     de->d_name) < (int)sizeof(okpath));
-		in = read_file(path, &len);
-		assert_non_null(in);
-		got = golden_text(mempool, in, len);
-		if (update && *update == '1') {
-			FILE *f = fopen(okpath, "wb");
-
-			assert_non_null(f);
-			assert_true(fputs(got, f) >= 0);
-			assert_int_equal(fclose(f), 0);
-		} else {
-			want = read_file(okpath, &oklen);
-			if (!want)
-				fail_msg("%s: no golden file %s (PG_UPDATE_GOLDEN=1 writes it)", path,
-					 okpath);
-			if (strcmp(got, want)) {
-				print_error("%s: dump differs from %s:\n%s", path, okpath, got);
-				fail();
-			}
-			free(want);
-		}
-		free(got);
-		free(in);
-		seen++;
-	}
-	closedir(d);
-	return seen;
+	return gold_dir(dir, ".in", golden_text, &mempool);
 }
 
 static void test_golden_mempool(void **state)

@@ -7,7 +7,6 @@
  * PG_UPDATE_GOLDEN=1 rewrites the .ok files instead of comparing; read
  * every changed one against its .eml before keeping it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,31 +22,18 @@
 #include "err.h"
 #include "mail.h"
 
+#include "goldenfx.h"
+
 #define FIXTURES "tests/mail"
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct pg_buf b = PG_BUF_INIT(PG_BUF_NOLIMIT);
-	char chunk[65536];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		assert_int_equal(pg_buf_add(&b, chunk, n), 0);
-	fclose(f);
-	assert_int_equal(pg_buf_grow(&b, 0), 0);
-	return pg_buf_detach(&b, len);
-}
-
 /* The golden text of a mail: pg_mail_dump() or the error. */
-static char *golden_text(const char *buf, size_t len)
+static char *golden_text(const char *buf, size_t len, void *ctx)
 {
 	struct pg_buf out = PG_BUF_INIT(1 << 20);
 	struct pg_err err = PG_ERR_INIT;
 	struct pg_mail m;
 
+	(void)ctx;
 	if (pg_mail_parse(&m, buf, len, &err) < 0) {
 		assert_int_equal(pg_buf_printf(&out, "error: %s\nerror_code: %s\n", err.msg,
 					       pg_errcode_name(err.code)), 0);
@@ -61,49 +47,8 @@ static char *golden_text(const char *buf, size_t len)
 
 static void test_golden(void **state)
 {
-	const char *update = getenv("PG_UPDATE_GOLDEN");
-	DIR *d = opendir(FIXTURES);
-	struct dirent *de;
-	int seen = 0;
-
 	(void)state;
-	assert_non_null(d);
-	while ((de = readdir(d))) {
-		size_t nl = strlen(de->d_name), len, oklen;
-		char path[512], okpath[512];
-		char *mail, *got, *want;
-
-		if (nl < 5 || strcmp(de->d_name + nl - 4, ".eml"))
-			continue;
-		assert_true(snprintf(path, sizeof(path), FIXTURES "/%s", de->d_name) <
-			    (int)sizeof(path));
-		assert_true(snprintf(okpath, sizeof(okpath), FIXTURES "/%.*s.ok",
-				     (int)(nl - 4), de->d_name) < (int)sizeof(okpath));
-		mail = read_file(path, &len);
-		assert_non_null(mail);
-		got = golden_text(mail, len);
-		if (update && *update == '1') {
-			FILE *f = fopen(okpath, "wb");
-
-			assert_non_null(f);
-			assert_int_equal(fputs(got, f) >= 0, 1);
-			assert_int_equal(fclose(f), 0);
-		} else {
-			want = read_file(okpath, &oklen);
-			if (!want)
-				fail_msg("%s: no golden file %s", path, okpath);
-			if (strcmp(got, want)) {
-				print_error("%s: dump differs from %s:\n%s", path, okpath, got);
-				fail();
-			}
-			free(want);
-		}
-		free(got);
-		free(mail);
-		seen++;
-	}
-	closedir(d);
-	assert_true(seen >= 20);
+	assert_true(gold_dir(FIXTURES, ".eml", golden_text, NULL) >= 20);
 }
 
 /* ---- helpers for hand-written mails --------------------------------------- */
@@ -138,8 +83,8 @@ static void parse_fails(const char *text, size_t len, enum pg_errcode code,
 static void test_crlf_same_as_lf(void **state)
 {
 	size_t lf_len, crlf_len;
-	char *lf = read_file(FIXTURES "/single.eml", &lf_len);
-	char *crlf = read_file(FIXTURES "/crlf.eml", &crlf_len);
+	char *lf = gold_read_file(FIXTURES "/single.eml", &lf_len);
+	char *crlf = gold_read_file(FIXTURES "/crlf.eml", &crlf_len);
 	struct pg_mail a, b;
 	struct pg_err err = PG_ERR_INIT;
 	struct pg_buf da = PG_BUF_INIT(PG_BUF_NOLIMIT), db = PG_BUF_INIT(PG_BUF_NOLIMIT);
@@ -178,7 +123,7 @@ static void test_fixture_details(void **state)
 
 	(void)state;
 	/* base-commit: stays after the diff, in the body and the diff */
-	buf = read_file(FIXTURES "/base-commit.eml", &len);
+	buf = gold_read_file(FIXTURES "/base-commit.eml", &len);
 	assert_non_null(buf);
 	assert_int_equal(pg_mail_parse(&m, buf, len, &err), 0);
 	assert_non_null(strstr(m.body, "\nbase-commit: 7b15b7c836cbba81863e2f5e37eb58e8c45f4554\n"));
@@ -193,7 +138,7 @@ static void test_fixture_details(void **state)
 	free(buf);
 
 	/* the in-body "From here on," line is in the message, not a header */
-	buf = read_file(FIXTURES "/series-v2-2.eml", &len);
+	buf = gold_read_file(FIXTURES "/series-v2-2.eml", &len);
 	assert_non_null(buf);
 	assert_int_equal(pg_mail_parse(&m, buf, len, &err), 0);
 	assert_non_null(strstr(m.message, "\nFrom here on, every new ring helper"));
@@ -207,7 +152,7 @@ static void test_fixture_details(void **state)
 	free(buf);
 
 	/* a whole format-patch file as a base64 attachment, latin-1 text */
-	buf = read_file(FIXTURES "/nested-base64.eml", &len);
+	buf = gold_read_file(FIXTURES "/nested-base64.eml", &len);
 	assert_non_null(buf);
 	assert_int_equal(pg_mail_parse(&m, buf, len, &err), 0);
 	assert_string_equal(m.from_name, "M\xc3\xbcller, J\xc3\xb6rg");

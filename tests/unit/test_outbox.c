@@ -25,15 +25,17 @@
 #include "buf.h"
 #include "ctl_config.h"
 #include "err.h"
-#include "fsutil.h"
 #include "http.h"
 #include "outbox.h"
 #include "report_mail.h"
 #include "store.h"
 #include "time.h"
 
+#include "storefx.h"
+
 #define CTX "perfgate-demo-Performance"
 #define URL "http://ci.test:8080/series/1"
+#define BASE "0123456789012345678901234567890123456789"
 
 struct fx {
 	char dir[256], db[300];
@@ -43,90 +45,33 @@ struct fx {
 
 /* ---- fixture ------------------------------------------------------------ */
 
-static void sql(struct fx *f, const char *text, const struct store_arg *args, size_t n)
-{
-	struct pg_err err = PG_ERR_INIT;
-
-	if (store_run(f->st, "fixture", text, args, n, &err) < 0)
-		fail_msg("%s", err.msg);
-}
-
 static int64_t count(struct fx *f, const char *text)
 {
-	struct pg_err err = PG_ERR_INIT;
-	int64_t v = -1;
-
-	if (store_query_int(f->st, "count", text, NULL, 0, &v, &err) < 0)
-		fail_msg("%s", err.msg);
-	return v;
-}
-
-static int64_t add_run(struct fx *f)
-{
-	sql(f, "INSERT INTO runs (series_id, reason, tree, branch, base_commit, created_at)"
-	    " VALUES (?1, 'new', 'dpdk', 'main', '0123456789012345678901234567890123456789', 1)",
-	    STORE_ARGS(STORE_INT(f->series)));
-	return store_last_id(f->st);
+	return sfx_int(f->st, text, NULL, 0);
 }
 
 /* A series of three patches by Alice (Patchwork ids 11, 12, 13 unless
  * no_pw), and two runs of it. */
 static void add_series(struct fx *f, bool no_pw)
 {
-	sql(f, "INSERT INTO sources (name, kind, location, project, created_at)"
-	    " VALUES ('t', 'mbox', '-', 'dpdk', 1)", NULL, 0);
-	sql(f, "INSERT INTO series (project, root_msgid, total, title, submitter_addr, state,"
-	    " received_at, completed_at) VALUES ('dpdk', 'p1@example.com', 3, 'lib: x',"
-	    " 'alice@example.com', 'complete', 1, 1)", NULL, 0);
-	f->series = store_last_id(f->st);
-	for (int i = 1; i <= 3; i++) {
-		char msgid[64], subject[64], pos[16];
-
-		snprintf(msgid, sizeof(msgid), "p%d@example.com", i);
-		snprintf(subject, sizeof(subject), "[PATCH %d/3] lib: step %d", i, i);
-		snprintf(pos, sizeof(pos), "%d", i);
-		sql(f, "INSERT INTO messages (source_id, position, msgid, subject, from_name,"
-		    " from_addr, kind, raw_size, raw, state, received_at)"
-		    " VALUES (1, ?1, ?2, ?3, 'Alice Dev', 'alice@example.com', 'patch', 1, 'x',"
-		    " 'accepted', 1)",
-		    STORE_ARGS(STORE_TEXT(pos), STORE_TEXT(msgid), STORE_TEXT(subject)));
-		sql(f, "INSERT INTO patches (series_id, number, message_id, pw_patch_id, subject)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5)",
-		    STORE_ARGS(STORE_INT(f->series), STORE_INT(i), STORE_INT(store_last_id(f->st)),
-			       no_pw ? STORE_NULL : STORE_INT(10 + i), STORE_TEXT(subject)));
-		f->patch[i - 1] = store_last_id(f->st);
-	}
-	f->run1 = add_run(f);
-	f->run2 = add_run(f);
+	f->series = sfx_add_alice_series(f->st, 3, "lib: x", "lib", no_pw ? -1 : 10, f->patch);
+	f->run1 = sfx_add_run(f->st, f->series, "new", "main", BASE, 1);
+	f->run2 = sfx_add_run(f->st, f->series, "new", "main", BASE, 1);
 }
 
 /* A pending row as the planner queues it (on the last patch). */
 static void add_pending(struct fx *f, int64_t run, int64_t patch)
 {
-	sql(f, "INSERT INTO check_outbox (series_id, run_id, patch_id, context, state,"
-	    " description, target_url, delivery, next_try, created_at)"
-	    " VALUES (?1, ?2, ?3, ?4, 'pending', 'Performance Testing pending', ?5, 'queued', 0,"
-	    " 100)",
-	    STORE_ARGS(STORE_INT(f->series), STORE_INT(run), STORE_INT(patch), STORE_TEXT(CTX),
-		       STORE_TEXT(URL)));
+	sfx_add_pending(f->st, f->series, run, patch, CTX, URL, 100);
 }
 
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct pg_err err = PG_ERR_INIT;
-	const char *tmp = getenv("TMPDIR");
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/pg-test-outbox.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->db, sizeof(f->db), "%s/store.db", f->dir);
-	if (store_open(&f->st, f->db, &err) < 0) {
-		fprintf(stderr, "%s\n", err.msg);
-		return -1;
-	}
+	sfx_open(f->dir, sizeof(f->dir), f->db, sizeof(f->db), &f->st, "outbox");
 	*state = f;
 	return 0;
 }
@@ -134,18 +79,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char path[400];
 
 	store_close(f->st);
-	snprintf(path, sizeof(path), "%s/store.db", f->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/store.db-wal", f->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/store.db-shm", f->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/c.json", f->dir);
-	unlink(path);
-	rmdir(f->dir);
+	sfx_rm_dir(f->dir);
 	free(f);
 	return 0;
 }
@@ -325,21 +261,6 @@ static void test_queue_check(void **state)
 	assert_int_equal(count(f, "SELECT count(*) FROM check_outbox"), 6);
 }
 
-static void write_mail_config(struct fx *f, struct ctl_config *cfg, bool enabled)
-{
-	struct pg_err err = PG_ERR_INIT;
-	char path[400], text[1024];
-
-	snprintf(path, sizeof(path), "%s/c.json", f->dir);
-	snprintf(text, sizeof(text),
-		 "{ \"db\": \"%s\", \"mail\": { \"enabled\": %s, \"smtp_url\": "
-		 "\"smtp://127.0.0.1:1\", \"from\": \"perfgate CI <perfgate@lab.example.org>\" } }",
-		 f->db, enabled ? "true" : "false");
-	if (pg_write_file_atomic(path, text, strlen(text), 0600, &err) < 0 ||
-	    ctl_config_load(cfg, path, &err) < 0)
-		fail_msg("%s", err.msg);
-}
-
 static void test_queue_mail(void **state)
 {
 	struct fx *f = *state;
@@ -349,7 +270,7 @@ static void test_queue_mail(void **state)
 	sqlite3_stmt *q;
 
 	add_series(f, false);
-	write_mail_config(f, &cfg, true);
+	sfx_mail_config(&cfg, f->dir, f->db, true);
 	assert_int_equal(outbox_queue_mail_tx(f->st, &cfg.mail, f->run1, CTX, "fail",
 					      "Performance Testing FAIL", "the table\n", NULL,
 					      1796013000000LL, &n, &err), 0);
@@ -393,8 +314,8 @@ static void test_queue_mail(void **state)
 	assert_int_equal(err.code, PG_ENOTFOUND);
 	ctl_config_free(&cfg);
 	/* Mail not enabled: nothing is queued, and that is not an error. */
-	write_mail_config(f, &cfg, false);
-	sql(f, "DELETE FROM email_outbox", NULL, 0);
+	sfx_mail_config(&cfg, f->dir, f->db, false);
+	sfx_sql(f->st, "DELETE FROM email_outbox", NULL, 0);
 	assert_int_equal(outbox_queue_mail_tx(f->st, &cfg.mail, f->run1, CTX, "fail", "x",
 					      NULL, NULL, 1, &n, &err), 0);
 	assert_int_equal(n, 0);
@@ -464,10 +385,10 @@ static void test_pass_order(void **state)
 	add_pending(f, f->run2, f->patch[2]);	/* a recheck's, after run 1's final */
 	pend2 = store_last_id(f->st);
 	/* Another context on the same patch is not held back. */
-	sql(f, "INSERT INTO check_outbox (series_id, run_id, patch_id, context, state,"
-	    " description, delivery, next_try, created_at) VALUES (?1, ?2, ?3, 'other-ctx',"
-	    " 'pending', 'x', 'queued', 0, 100)",
-	    STORE_ARGS(STORE_INT(f->series), STORE_INT(f->run2), STORE_INT(f->patch[2])));
+	sfx_sql(f->st, "INSERT INTO check_outbox (series_id, run_id, patch_id, context, state,"
+		" description, delivery, next_try, created_at) VALUES (?1, ?2, ?3, 'other-ctx',"
+		" 'pending', 'x', 'queued', 0, 100)",
+		STORE_ARGS(STORE_INT(f->series), STORE_INT(f->run2), STORE_INT(f->patch[2])));
 	other = store_last_id(f->st);
 
 	memset(&ob, 0, sizeof(ob));
@@ -495,8 +416,8 @@ static void test_pass_order(void **state)
 	assert_int_equal(row_int(f, "attempts", fin1), 1);
 	assert_int_equal(row_int(f, "attempts", pend2), 0);
 	/* Once the final is settled, run 2's pending check goes. */
-	sql(f, "UPDATE check_outbox SET delivery = 'sent', sent_at = 1 WHERE id = ?1",
-	    STORE_ARGS(STORE_INT(fin1)));
+	sfx_sql(f->st, "UPDATE check_outbox SET delivery = 'sent', sent_at = 1 WHERE id = ?1",
+		STORE_ARGS(STORE_INT(fin1)));
 	assert_int_equal(outbox_checks_pass(&ob, 1000, &err), 0);
 	assert_int_equal(row_int(f, "attempts", pend2), 1);
 	pg_pw_client_free(ob.pw);
@@ -514,7 +435,8 @@ static void test_pass_lookup(void **state)
 	add_series(f, true);
 	add_pending(f, f->run1, f->patch[2]);
 	row = store_last_id(f->st);
-	sql(f, "UPDATE check_outbox SET created_at = ?1", STORE_ARGS(STORE_INT(time(NULL))));
+	sfx_sql(f->st, "UPDATE check_outbox SET created_at = ?1",
+		STORE_ARGS(STORE_INT(time(NULL))));
 	memset(&ob, 0, sizeof(ob));
 	ob.st = f->st;
 	ob.pw = unreachable();
@@ -526,7 +448,7 @@ static void test_pass_lookup(void **state)
 				 " on Patchwork: %'", row), 1);
 	assert_int_equal(ob.stats.checks_waiting, 1);
 	/* After two days it is given up. */
-	sql(f, "UPDATE check_outbox SET created_at = 0, next_try = 0", NULL, 0);
+	sfx_sql(f->st, "UPDATE check_outbox SET created_at = 0, next_try = 0", NULL, 0);
 	assert_int_equal(outbox_checks_pass(&ob, 1000, &err), 0);
 	assert_true(row_is(f, row, "failed"));
 	assert_int_equal(row_int(f, "response LIKE 'patch <p3@example.com> was not found on "
@@ -546,8 +468,8 @@ static void test_list_retry(void **state)
 	add_series(f, false);
 	add_pending(f, f->run1, f->patch[2]);
 	row = store_last_id(f->st);
-	sql(f, "UPDATE check_outbox SET delivery = 'failed', response_code = 403,"
-	    " response = '{\"detail\":\"no\"}', next_try = 5, attempts = 1", NULL, 0);
+	sfx_sql(f->st, "UPDATE check_outbox SET delivery = 'failed', response_code = 403,"
+		" response = '{\"detail\":\"no\"}', next_try = 5, attempts = 1", NULL, 0);
 	assert_int_equal(outbox_list(f->st, false, &arr, &err), 0);
 	assert_int_equal(cJSON_GetArraySize(arr), 1);
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 0),
@@ -559,7 +481,7 @@ static void test_list_retry(void **state)
 	assert_true(row_is(f, row, "queued"));
 	assert_int_equal(row_int(f, "next_try", row), 777);
 	assert_int_equal(row_int(f, "attempts", row), 1);	/* kept: look before posting */
-	sql(f, "UPDATE check_outbox SET delivery = 'sent', sent_at = 1", NULL, 0);
+	sfx_sql(f->st, "UPDATE check_outbox SET delivery = 'sent', sent_at = 1", NULL, 0);
 	assert_int_equal(outbox_retry(f->st, "check", row, 777, &err), -1);
 	assert_int_equal(err.code, PG_ECONFLICT);
 	assert_int_equal(outbox_retry(f->st, "check", row + 1, 777, &err), -1);

@@ -10,7 +10,6 @@
  * PG_UPDATE_GOLDEN=1 rewrites the .ok files instead of comparing; read
  * every changed one against its .in before keeping it.
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,23 +25,9 @@
 #include "mail.h"
 #include "report_mail.h"
 
+#include "goldenfx.h"
+
 #define FIXTURES "tests/mail_report"
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct pg_buf b = PG_BUF_INIT(PG_BUF_NOLIMIT);
-	char chunk[65536];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		assert_int_equal(pg_buf_add(&b, chunk, n), 0);
-	fclose(f);
-	assert_int_equal(pg_buf_grow(&b, 0), 0);
-	return pg_buf_detach(&b, len);
-}
 
 /* Every line ends in CRLF; header lines are at most 78 characters unless
  * they hold one word only (after the field name); body lines at most 998. */
@@ -111,7 +96,8 @@ static void check_parsed(const struct report_mail *r, const char *msg, size_t le
 	pg_buf_release(&subj);
 }
 
-static char *golden_text(const char *json, size_t len)
+/* The message, or the error; *(int *)errors counts the errors. */
+static char *golden_text(const char *json, size_t len, void *errors)
 {
 	struct pg_buf out = PG_BUF_INIT(REPORT_MAIL_MAX);
 	struct pg_err err = PG_ERR_INIT;
@@ -122,6 +108,7 @@ static char *golden_text(const char *json, size_t len)
 		pg_buf_reset(&out);
 		assert_int_equal(pg_buf_printf(&out, "error: %s\nerror_code: %s\n", err.msg,
 					       pg_errcode_name(err.code)), 0);
+		(*(int *)errors)++;
 	} else {
 		check_lines(out.data, out.len);
 		check_parsed(&in.r, out.data, out.len);
@@ -133,51 +120,10 @@ static char *golden_text(const char *json, size_t len)
 
 static void test_golden(void **state)
 {
-	const char *update = getenv("PG_UPDATE_GOLDEN");
-	DIR *d = opendir(FIXTURES);
-	struct dirent *de;
-	int seen = 0, errors = 0;
+	int errors = 0;
 
 	(void)state;
-	assert_non_null(d);
-	while ((de = readdir(d))) {
-		size_t nl = strlen(de->d_name), len, oklen;
-		char path[512], okpath[512];
-		char *json, *got, *want;
-
-		if (nl < 4 || strcmp(de->d_name + nl - 3, ".in"))
-			continue;
-		assert_true(snprintf(path, sizeof(path), FIXTURES "/%s", de->d_name) <
-			    (int)sizeof(path));
-		assert_true(snprintf(okpath, sizeof(okpath), FIXTURES "/%.*s.ok",
-				     (int)(nl - 3), de->d_name) < (int)sizeof(okpath));
-		json = read_file(path, &len);
-		assert_non_null(json);
-		got = golden_text(json, len);
-		if (strncmp(got, "error: ", 7) == 0)
-			errors++;
-		if (update && *update == '1') {
-			FILE *f = fopen(okpath, "wb");
-
-			assert_non_null(f);
-			assert_int_equal(fputs(got, f) >= 0, 1);
-			assert_int_equal(fclose(f), 0);
-		} else {
-			want = read_file(okpath, &oklen);
-			if (!want)
-				fail_msg("%s: no golden file %s", path, okpath);
-			if (strcmp(got, want)) {
-				print_error("%s: message differs from %s:\n%s", path, okpath, got);
-				fail();
-			}
-			free(want);
-		}
-		free(got);
-		free(json);
-		seen++;
-	}
-	closedir(d);
-	assert_true(seen >= 15);
+	assert_true(gold_dir(FIXTURES, ".in", golden_text, &errors) >= 15);
 	assert_true(errors >= 5);
 }
 

@@ -7,7 +7,6 @@
  * jobs are inserted directly, as the planner would; the clock is the
  * `now` passed in.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -27,6 +26,8 @@
 #include "profile.h"
 #include "sched.h"
 #include "store.h"
+
+#include "storefx.h"
 
 #define T0 1764476400		/* 2025-11-30T04:20:00Z */
 #define LEASE 60
@@ -58,114 +59,35 @@ struct fx {
 
 static int setup(void **state)
 {
-	struct pg_err err = PG_ERR_INIT;
-	const char *tmp = getenv("TMPDIR");
-	char path[320];
-	const char *paths[1] = { path };
 	struct fx *f = calloc(1, sizeof(*f));
-	FILE *fp;
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/pg-test-sched.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir))
-		goto fail;
-	snprintf(f->db, sizeof(f->db), "%s/store.db", f->dir);
-	snprintf(path, sizeof(path), "%s/lab.json", f->dir);
-	fp = fopen(path, "w");
-	if (!fp)
-		goto fail;
-	fputs(profile_json, fp);
-	if (fclose(fp))
-		goto fail;
-	if (profile_set_load(&f->ps, paths, 1, &err) < 0) {
-		fprintf(stderr, "profile: %s\n", err.msg);
-		goto fail;
-	}
-	if (store_open(&f->st, f->db, &err) < 0) {
-		fprintf(stderr, "store: %s\n", err.msg);
-		goto fail;
-	}
-	if (store_run(f->st, "insert source",
-		      "INSERT INTO sources (name, kind, location, project, created_at)"
-		      " VALUES ('dpdk-dev', 'mbox', '/dev/null', 'dpdk', ?1)",
-		      STORE_ARGS(STORE_INT(T0)), &err) < 0) {
-		fprintf(stderr, "source: %s\n", err.msg);
-		goto fail;
-	}
+	sfx_open(f->dir, sizeof(f->dir), f->db, sizeof(f->db), &f->st, "sched");
+	sfx_profiles(&f->ps, f->dir, profile_json);
+	sfx_sql(f->st, "INSERT INTO sources (name, kind, location, project, created_at)"
+		" VALUES ('dpdk-dev', 'mbox', '/dev/null', 'dpdk', ?1)",
+		STORE_ARGS(STORE_INT(T0)));
 	*state = f;
 	return 0;
-fail:
-	store_close(f->st);
-	profile_set_free(&f->ps);
-	free(f);
-	return -1;
 }
 
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	struct dirent *de;
-	DIR *d;
 
 	store_close(f->st);
 	profile_set_free(&f->ps);
-	d = opendir(f->dir);
-	if (d) {
-		while ((de = readdir(d))) {
-			char p[600];
-
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", f->dir, de->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(f->dir);
+	sfx_rm_dir(f->dir);
 	free(f);
 	return 0;
 }
 
 /* ---- building blocks ---------------------------------------------------- */
 
-static void run_ok(struct fx *f, const char *sql, const struct store_arg *args, size_t nargs)
-{
-	struct pg_err err = PG_ERR_INIT;
-
-	if (store_run(f->st, "test", sql, args, nargs, &err) < 0)
-		fail_msg("%s: %s", sql, err.msg);
-}
-
-static int64_t q_int(struct fx *f, const char *sql, const struct store_arg *args, size_t nargs)
-{
-	struct pg_err err = PG_ERR_INIT;
-	int64_t v = 0;
-
-	if (store_query_int(f->st, "test", sql, args, nargs, &v, &err) < 0)
-		fail_msg("%s: %s", sql, err.msg);
-	return v;
-}
-
-/* The first column of the first row as text ("(null)" for NULL). */
-static void q_text(struct fx *f, const char *sql, int64_t id, char *out, size_t outsz)
-{
-	struct pg_err err = PG_ERR_INIT;
-	sqlite3_stmt *stmt = NULL;
-	const char *s;
-
-	if (store_prepare(f->st, &stmt, sql, "test", &err) < 0 ||
-	    store_bind(stmt, STORE_ARGS(STORE_INT(id)), "test", &err) < 0 ||
-	    store_step(stmt, "test", &err) != 1)
-		fail_msg("%s: %s", sql, err.msg);
-	s = (const char *)sqlite3_column_text(stmt, 0);
-	snprintf(out, outsz, "%s", s ? s : "(null)");
-	sqlite3_finalize(stmt);
-}
-
 static int64_t count_rows(struct fx *f, const char *table_sql)
 {
-	return q_int(f, table_sql, NULL, 0);
+	return sfx_int(f->st, table_sql, NULL, 0);
 }
 
 /* Every row of the tables the scheduler writes, as text: a snapshot that
@@ -179,26 +101,8 @@ static char *snapshot(struct fx *f)
 		"SELECT * FROM runs ORDER BY id",
 		"SELECT id, name, labels, facts, enabled, last_seen FROM agents ORDER BY id",
 	};
-	struct pg_buf b = PG_BUF_INIT(PG_BUF_NOLIMIT);
 
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		sqlite3_stmt *stmt = NULL;
-		struct pg_err err = PG_ERR_INIT;
-
-		if (store_prepare(f->st, &stmt, tables[t], "snapshot", &err) < 0)
-			fail_msg("snapshot: %s", err.msg);
-		while (store_step(stmt, "snapshot", &err) == 1) {
-			for (int i = 0; i < sqlite3_column_count(stmt); i++) {
-				const char *s = (const char *)sqlite3_column_text(stmt, i);
-
-				assert_int_equal(pg_buf_printf(&b, "%s|", s ? s : "NULL"), 0);
-			}
-			assert_int_equal(pg_buf_addch(&b, '\n'), 0);
-		}
-		sqlite3_finalize(stmt);
-		assert_int_equal(pg_buf_adds(&b, "--\n"), 0);
-	}
-	return pg_buf_detach(&b, NULL);
+	return sfx_snapshot(f->st, tables, sizeof(tables) / sizeof(tables[0]));
 }
 
 /* A complete series of `total` patches received at `at`. */
@@ -207,19 +111,17 @@ static int64_t add_series(struct fx *f, int total, int64_t at)
 	char root[64];
 
 	snprintf(root, sizeof(root), "s%lld@example.org", (long long)++f->next_msgid);
-	run_ok(f, "INSERT INTO series (project, root_msgid, total, title, submitter_addr, state,"
-	       " received_at, completed_at) VALUES ('dpdk', ?1, ?2, 'net: a change',"
-	       " 'dev@example.org', 'complete', ?3, ?3)",
-	       STORE_ARGS(STORE_TEXT(root), STORE_INT(total), STORE_INT(at)));
+	sfx_sql(f->st, "INSERT INTO series (project, root_msgid, total, title, submitter_addr,"
+		" state, received_at, completed_at) VALUES ('dpdk', ?1, ?2, 'net: a change',"
+		" 'dev@example.org', 'complete', ?3, ?3)",
+		STORE_ARGS(STORE_TEXT(root), STORE_INT(total), STORE_INT(at)));
 	return store_last_id(f->st);
 }
 
 static int64_t add_run(struct fx *f, int64_t series_id, const char *reason, int64_t at)
 {
-	run_ok(f, "INSERT INTO runs (series_id, reason, tree, branch, base_commit, created_at)"
-	       " VALUES (?1, ?2, 'dpdk', 'main', '0123456789abcdef0123456789abcdef01234567', ?3)",
-	       STORE_ARGS(STORE_INT(series_id), STORE_TEXT(reason), STORE_INT(at)));
-	return store_last_id(f->st);
+	return sfx_add_run(f->st, series_id, reason, "main",
+			   "0123456789abcdef0123456789abcdef01234567", at);
 }
 
 static int64_t add_job_p(struct fx *f, int64_t run_id, const char *context, const char *host_class,
@@ -229,10 +131,10 @@ static int64_t add_job_p(struct fx *f, int64_t run_id, const char *context, cons
 
 	snprintf(spec, sizeof(spec), "{\"context\":\"%s\",\"host_class\":\"%s\",\"repetitions\":5}",
 		 context, host_class);
-	run_ok(f, "INSERT INTO jobs (run_id, context, host_class, build_mode, spec, priority,"
-	       " created_at) VALUES (?1, ?2, ?3, 'release', ?4, ?5, ?6)",
-	       STORE_ARGS(STORE_INT(run_id), STORE_TEXT(context), STORE_TEXT(host_class),
-			  STORE_TEXT(spec), STORE_INT(priority), STORE_INT(at)));
+	sfx_sql(f->st, "INSERT INTO jobs (run_id, context, host_class, build_mode, spec, priority,"
+		" created_at) VALUES (?1, ?2, ?3, 'release', ?4, ?5, ?6)",
+		STORE_ARGS(STORE_INT(run_id), STORE_TEXT(context), STORE_TEXT(host_class),
+			   STORE_TEXT(spec), STORE_INT(priority), STORE_INT(at)));
 	return store_last_id(f->st);
 }
 
@@ -249,6 +151,8 @@ static int64_t add_workload(struct fx *f, int total, const char *reason, const c
 {
 	int64_t run = add_run(f, add_series(f, total, at), reason, at);
 
+	if (first)
+		*first = 0;	/* n == 0: no job (and no "maybe uninitialized") */
 	for (int i = 0; i < n; i++) {
 		char ctx[32];
 		int64_t id;
@@ -370,7 +274,7 @@ static int heartbeat(struct fx *f, int64_t agent, int64_t job, int64_t attempt,
 
 static void job_state(struct fx *f, int64_t job, char *out, size_t outsz)
 {
-	q_text(f, "SELECT state FROM jobs WHERE id = ?1", job, out, outsz);
+	sfx_text(f->st, "SELECT state FROM jobs WHERE id = ?1", job, out, outsz);
 }
 
 static void assert_state(struct fx *f, int64_t job, const char *want)
@@ -404,9 +308,9 @@ static void test_agent_add_and_lookup(void **state)
 	int64_t id, id2 = 0;
 
 	id = add_agent(f, "lab-intel-1", "intel", "x86_64");
-	q_text(f, "SELECT labels FROM agents WHERE id = ?1", id, text, sizeof(text));
+	sfx_text(f->st, "SELECT labels FROM agents WHERE id = ?1", id, text, sizeof(text));
 	assert_string_equal(text, "{\"vendor\":\"intel\",\"arch\":\"x86_64\"}");
-	q_text(f, "SELECT transport FROM agents WHERE id = ?1", id, text, sizeof(text));
+	sfx_text(f->st, "SELECT transport FROM agents WHERE id = ?1", id, text, sizeof(text));
 	assert_string_equal(text, "http");
 
 	/* The same name, or the same token, is refused. */
@@ -444,8 +348,8 @@ static void test_agent_add_and_lookup(void **state)
 
 	/* An SSH host has no token. */
 	assert_int_equal(sched_agent_add(f->st, "ssh-host", NULL, NULL, T0, &id2, &err), 0);
-	q_text(f, "SELECT transport || ',' || coalesce(token_hash, 'none') FROM agents"
-	       " WHERE id = ?1", id2, text, sizeof(text));
+	sfx_text(f->st, "SELECT transport || ',' || coalesce(token_hash, 'none') FROM agents"
+		 " WHERE id = ?1", id2, text, sizeof(text));
 	assert_string_equal(text, "ssh,none");
 
 	/* Lookup by token, in either case. */
@@ -466,8 +370,8 @@ static void test_agent_add_and_lookup(void **state)
 	/* Seen: moves forward only. */
 	assert_int_equal(sched_agent_seen(f->st, id, T0 + 10, &err), 0);
 	assert_int_equal(sched_agent_seen(f->st, id, T0 + 5, &err), 0);
-	assert_int_equal(q_int(f, "SELECT last_seen FROM agents WHERE id = ?1",
-			       STORE_ARGS(STORE_INT(id))), T0 + 10);
+	assert_int_equal(sfx_int(f->st, "SELECT last_seen FROM agents WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(id))), T0 + 10);
 	assert_int_equal(sched_agent_seen(f->st, 999, T0, &err), 0);
 }
 
@@ -484,16 +388,16 @@ static void test_agent_update(void **state)
 	assert_int_equal(sched_agent_update(f->st, id, &l,
 					    "{ \"cores\": 16, \"kernel\": \"6.1.0\" }",
 					    T0 + 30, &err), 0);
-	q_text(f, "SELECT labels FROM agents WHERE id = ?1", id, text, sizeof(text));
+	sfx_text(f->st, "SELECT labels FROM agents WHERE id = ?1", id, text, sizeof(text));
 	assert_string_equal(text, "{\"vendor\":\"intel\",\"arch\":\"x86_64\",\"nic\":\"e810\"}");
-	q_text(f, "SELECT facts FROM agents WHERE id = ?1", id, text, sizeof(text));
+	sfx_text(f->st, "SELECT facts FROM agents WHERE id = ?1", id, text, sizeof(text));
 	assert_string_equal(text, "{\"cores\":16,\"kernel\":\"6.1.0\"}");
-	assert_int_equal(q_int(f, "SELECT last_seen FROM agents WHERE id = ?1",
-			       STORE_ARGS(STORE_INT(id))), T0 + 30);
+	assert_int_equal(sfx_int(f->st, "SELECT last_seen FROM agents WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(id))), T0 + 30);
 
 	/* NULL keeps what is stored. */
 	assert_int_equal(sched_agent_update(f->st, id, NULL, NULL, T0 + 40, &err), 0);
-	q_text(f, "SELECT labels FROM agents WHERE id = ?1", id, text, sizeof(text));
+	sfx_text(f->st, "SELECT labels FROM agents WHERE id = ?1", id, text, sizeof(text));
 	assert_string_equal(text, "{\"vendor\":\"intel\",\"arch\":\"x86_64\",\"nic\":\"e810\"}");
 
 	/* Refused, with nothing changed. */
@@ -540,8 +444,8 @@ static void test_lease_fields(void **state)
 	assert_null(l.spec);
 	sched_lease_release(&l);
 
-	q_text(f, "SELECT state || ',' || attempt || ',' || agent_id || ',' || lease_expires"
-	       " || ',' || started_at FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT state || ',' || attempt || ',' || agent_id || ',' || lease_expires"
+		 " || ',' || started_at FROM jobs WHERE id = ?1", job, text, sizeof(text));
 	{
 		char want[128];
 
@@ -549,9 +453,9 @@ static void test_lease_fields(void **state)
 			 (long long)(T0 + 100 + LEASE), (long long)(T0 + 100));
 		assert_string_equal(text, want);
 	}
-	q_text(f, "SELECT job_id || ',' || attempt || ',' || agent_id || ',' || started_at"
-	       " || ',' || coalesce(ended_at, 'open') FROM attempts WHERE job_id = ?1", job,
-	       text, sizeof(text));
+	sfx_text(f->st, "SELECT job_id || ',' || attempt || ',' || agent_id || ',' || started_at"
+		 " || ',' || coalesce(ended_at, 'open') FROM attempts WHERE job_id = ?1", job,
+		 text, sizeof(text));
 	{
 		char want[128];
 
@@ -634,12 +538,14 @@ static void test_lease_matches_labels(void **state)
 	assert_int_equal(got_amd, 2);
 	assert_int_equal(got_arm, 2);
 	assert_int_equal(got_intel + got_nic, 4);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM jobs j JOIN agents a ON a.id = j.agent_id"
-			       " WHERE j.host_class = 'intel-e810' AND a.name <> 'nic-1'", NULL, 0), 0);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM jobs j JOIN agents a"
+				 " ON a.id = j.agent_id WHERE j.host_class = 'intel-e810'"
+				 " AND a.name <> 'nic-1'", NULL, 0), 0);
 	/* The unknown class is never leased. */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM jobs WHERE state = 'queued'", NULL, 0), 2);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM jobs WHERE state = 'queued'"
-			       " AND host_class = 'riscv'", NULL, 0), 2);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM jobs WHERE state = 'queued'", NULL,
+				 0), 2);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM jobs WHERE state = 'queued'"
+				 " AND host_class = 'riscv'", NULL, 0), 2);
 }
 
 static void test_lease_one_job_per_agent(void **state)
@@ -675,7 +581,7 @@ static void test_lease_one_job_per_agent(void **state)
 	/* A disabled agent gets nothing. */
 	finish(f, agent, first + 2, 1, T0 + 22);
 	add_workload(f, 5, "new", "intel", 1, T0 + 30, NULL);
-	run_ok(f, "UPDATE agents SET enabled = 0 WHERE id = ?1", STORE_ARGS(STORE_INT(agent)));
+	sfx_sql(f->st, "UPDATE agents SET enabled = 0 WHERE id = ?1", STORE_ARGS(STORE_INT(agent)));
 	assert_int_equal(lease(f, agent, T0 + 40, &l), 0);
 	assert_int_equal(l.held_job_id, 0);
 }
@@ -710,7 +616,7 @@ static void test_lease_oldest_first(void **state)
 	}
 	/* The held job waits until the planner releases it. */
 	assert_int_equal(lease(f, agent, now, NULL), 0);
-	run_ok(f, "UPDATE jobs SET priority = 0 WHERE id = ?1", STORE_ARGS(STORE_INT(held)));
+	sfx_sql(f->st, "UPDATE jobs SET priority = 0 WHERE id = ?1", STORE_ARGS(STORE_INT(held)));
 	assert_int_equal(lease(f, agent, now, NULL), held);
 }
 
@@ -764,8 +670,8 @@ static void test_fair_recheck_not_starved(void **state)
 	}
 	assert_int_equal(n_big, 30);
 	assert_int_equal(lease(f, agent, now, NULL), 0);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM jobs WHERE run_id = ?1 AND state = 'done'",
-			       STORE_ARGS(STORE_INT(big))), 30);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM jobs WHERE run_id = ?1"
+				 " AND state = 'done'", STORE_ARGS(STORE_INT(big))), 30);
 }
 
 /* Several hosts, all busy with the big series when a recheck arrives; and
@@ -815,8 +721,8 @@ static void test_heartbeat(void **state)
 
 	assert_int_equal(heartbeat(f, a, job, 1, "build-base", 5, T0 + 120, &cancel, NULL), 0);
 	assert_false(cancel);
-	q_text(f, "SELECT state || ',' || lease_expires || ',' || stage || ',' || progress"
-	       " || ',' || stage_at FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT state || ',' || lease_expires || ',' || stage || ',' || progress"
+		 " || ',' || stage_at FROM jobs WHERE id = ?1", job, text, sizeof(text));
 	{
 		char want[128];
 
@@ -828,8 +734,8 @@ static void test_heartbeat(void **state)
 	 * the stored one. */
 	assert_int_equal(heartbeat(f, a, job, 1, "build-base", -1, T0 + 130, NULL, NULL), 0);
 	assert_int_equal(heartbeat(f, a, job, 1, NULL, 40, T0 + 140, NULL, NULL), 0);
-	q_text(f, "SELECT stage || ',' || progress || ',' || stage_at || ',' || lease_expires"
-	       " FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT stage || ',' || progress || ',' || stage_at || ',' || lease_expires"
+		 " FROM jobs WHERE id = ?1", job, text, sizeof(text));
 	{
 		char want[128];
 
@@ -838,8 +744,8 @@ static void test_heartbeat(void **state)
 		assert_string_equal(text, want);
 	}
 	assert_int_equal(heartbeat(f, a, job, 1, "bench", 60, T0 + 150, NULL, NULL), 0);
-	assert_int_equal(q_int(f, "SELECT stage_at FROM jobs WHERE id = ?1",
-			       STORE_ARGS(STORE_INT(job))), T0 + 150);
+	assert_int_equal(sfx_int(f->st, "SELECT stage_at FROM jobs WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(job))), T0 + 150);
 
 	/* Refusals change nothing. */
 	before = snapshot(f);
@@ -887,11 +793,11 @@ static void test_expire_requeue_then_give_up(void **state)
 	assert_state(f, job, "running");
 	expire(f, now + 91, 2, 1, 0);
 	assert_state(f, job, "queued");
-	assert_int_equal(q_int(f, "SELECT count(*) FROM jobs WHERE id = ?1 AND agent_id IS NULL"
-			       " AND lease_expires IS NULL AND attempt = 1",
-			       STORE_ARGS(STORE_INT(job))), 1);
-	q_text(f, "SELECT outcome || ',' || ended_at || ',' || reason FROM attempts"
-	       " WHERE job_id = ?1 AND attempt = 1", job, text, sizeof(text));
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM jobs WHERE id = ?1"
+				 " AND agent_id IS NULL AND lease_expires IS NULL AND attempt = 1",
+				 STORE_ARGS(STORE_INT(job))), 1);
+	sfx_text(f->st, "SELECT outcome || ',' || ended_at || ',' || reason FROM attempts"
+		 " WHERE job_id = ?1 AND attempt = 1", job, text, sizeof(text));
 	{
 		char want[256];
 
@@ -900,28 +806,28 @@ static void test_expire_requeue_then_give_up(void **state)
 			 " (no heartbeat from agent intel-a)", (long long)(now + 91));
 		assert_string_equal(text, want);
 	}
-	q_text(f, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, text, sizeof(text));
 	assert_string_equal(text, "attempt 1: lease expired at 2025-11-30T04:38:10Z"
 			    " (no heartbeat from agent intel-a)");
 	/* The agent that held it is free again, and another takes the job
 	 * as attempt 2. */
 	assert_int_equal(lease(f, b, now + 100, NULL), job);
-	assert_int_equal(q_int(f, "SELECT attempt FROM jobs WHERE id = ?1",
-			       STORE_ARGS(STORE_INT(job))), 2);
+	assert_int_equal(sfx_int(f->st, "SELECT attempt FROM jobs WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(job))), 2);
 	/* At the limit it ends as an infrastructure error. */
 	expire(f, now + 200, 2, 0, 1);
 	assert_state(f, job, "infra-error");
-	q_text(f, "SELECT outcome FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT outcome FROM jobs WHERE id = ?1", job, text, sizeof(text));
 	assert_string_equal(text, "infra-error");
-	q_text(f, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, text, sizeof(text));
 	assert_string_equal(text,
 			    "gave up after 2 attempts:"
 			    " attempt 1 on agent intel-a: expired: lease expired at"
 			    " 2025-11-30T04:38:10Z (no heartbeat from agent intel-a);"
 			    " attempt 2 on agent intel-b: expired: lease expired at"
 			    " 2025-11-30T04:39:20Z (no heartbeat from agent intel-b)");
-	assert_int_equal(q_int(f, "SELECT finished_at FROM jobs WHERE id = ?1",
-			       STORE_ARGS(STORE_INT(job))), now + 200);
+	assert_int_equal(sfx_int(f->st, "SELECT finished_at FROM jobs WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(job))), now + 200);
 	assert_int_equal(lease(f, a, now + 300, NULL), 0);
 	/* A second sweep finds nothing. */
 	expire(f, now + 400, 2, 0, 0);
@@ -1004,9 +910,9 @@ static void test_result_idempotent(void **state)
 	/* The first result is recorded. */
 	finish(f, a, job, 1, now + 20);
 	assert_state(f, job, "done");
-	q_text(f, "SELECT outcome || ',' || outcome_detail || ',' || finished_at || ','"
-	       " || agent_id || ',' || coalesce(lease_expires, 'none') FROM jobs WHERE id = ?1",
-	       job, text, sizeof(text));
+	sfx_text(f->st, "SELECT outcome || ',' || outcome_detail || ',' || finished_at || ','"
+		 " || agent_id || ',' || coalesce(lease_expires, 'none') FROM jobs WHERE id = ?1",
+		 job, text, sizeof(text));
 	{
 		char want[128];
 
@@ -1014,21 +920,21 @@ static void test_result_idempotent(void **state)
 			 (long long)a);
 		assert_string_equal(text, want);
 	}
-	q_text(f, "SELECT outcome || ',' || ended_at FROM attempts WHERE job_id = ?1", job,
-	       text, sizeof(text));
+	sfx_text(f->st, "SELECT outcome || ',' || ended_at FROM attempts WHERE job_id = ?1", job,
+		 text, sizeof(text));
 	{
 		char want[64];
 
 		snprintf(want, sizeof(want), "ok,%lld", (long long)(now + 20));
 		assert_string_equal(text, want);
 	}
-	q_text(f, "SELECT fingerprint || ' ' || digest FROM results WHERE job_id = ?1", job,
-	       text, sizeof(text));
+	sfx_text(f->st, "SELECT fingerprint || ' ' || digest FROM results WHERE job_id = ?1", job,
+		 text, sizeof(text));
 	assert_string_equal(text, "{\"cpu\":\"Xeon\",\"microcode\":\"0x2b\"} " DIGEST_A);
 	assert_int_equal(count_rows(f, "SELECT count(*) FROM results"), 1);
 	assert_int_equal(count_rows(f, "SELECT count(*) FROM samples"), 2);
-	q_text(f, "SELECT group_concat(side || '=' || value || unit, ' ') FROM samples"
-	       " WHERE job_id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT group_concat(side || '=' || value || unit, ' ') FROM samples"
+		 " WHERE job_id = ?1", job, text, sizeof(text));
 	assert_string_equal(text, "base=1000000000.0obj/s patched=980000000.0obj/s");
 
 	/* The same upload again: a duplicate; another body: a conflict. Both
@@ -1069,13 +975,13 @@ static void test_result_infra_error_requeues(void **state)
 		now += 10;
 		if (i < 2) {
 			assert_state(f, job, "queued");
-			q_text(f, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, text,
-			       sizeof(text));
+			sfx_text(f->st, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, text,
+				 sizeof(text));
 			assert_non_null(strstr(text, "reported infra-error: finished"));
 		}
 	}
 	assert_state(f, job, "infra-error");
-	q_text(f, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, text, sizeof(text));
 	assert_string_equal(text, "gave up after 3 attempts:"
 			    " attempt 1 on agent intel-a: infra-error: finished;"
 			    " attempt 2 on agent intel-b: infra-error: finished;"
@@ -1108,10 +1014,10 @@ static void test_result_after_expiry(void **state)
 	assert_int_equal(result_rc(f, a, job1, 1, "ok", DIGEST_A, now + 70, 0, PG_OK),
 			 SCHED_RESULT_RECORDED);
 	assert_state(f, job1, "done");
-	assert_int_equal(q_int(f, "SELECT agent_id FROM jobs WHERE id = ?1",
-			       STORE_ARGS(STORE_INT(job1))), a);
-	q_text(f, "SELECT outcome || ': ' || reason FROM attempts WHERE job_id = ?1", job1, text,
-	       sizeof(text));
+	assert_int_equal(sfx_int(f->st, "SELECT agent_id FROM jobs WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(job1))), a);
+	sfx_text(f->st, "SELECT outcome || ': ' || reason FROM attempts WHERE job_id = ?1", job1,
+		 text, sizeof(text));
 	assert_string_equal(text, "ok: lease expired at 2025-11-30T04:37:40Z (no heartbeat from"
 			    " agent intel-a); result arrived at 2025-11-30T04:37:50Z");
 	assert_int_equal(lease(f, b, now + 80, NULL), 0);
@@ -1134,10 +1040,10 @@ static void test_result_after_expiry(void **state)
 	free(before);
 	free(after);
 	finish(f, b, job2, 2, now + 90);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM results WHERE job_id = ?1",
-			       STORE_ARGS(STORE_INT(job2))), 1);
-	assert_int_equal(q_int(f, "SELECT attempt FROM results WHERE job_id = ?1",
-			       STORE_ARGS(STORE_INT(job2))), 2);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM results WHERE job_id = ?1",
+				 STORE_ARGS(STORE_INT(job2))), 1);
+	assert_int_equal(sfx_int(f->st, "SELECT attempt FROM results WHERE job_id = ?1",
+				 STORE_ARGS(STORE_INT(job2))), 2);
 
 	/* A job given up after its last attempt expired still takes that
 	 * attempt's result. */
@@ -1151,8 +1057,8 @@ static void test_result_after_expiry(void **state)
 		assert_state(f, job3, "infra-error");
 		finish(f, a, job3, 1, now + 100);
 		assert_state(f, job3, "done");
-		q_text(f, "SELECT outcome || ',' || coalesce(outcome_detail, '') FROM jobs"
-		       " WHERE id = ?1", job3, text, sizeof(text));
+		sfx_text(f->st, "SELECT outcome || ',' || coalesce(outcome_detail, '') FROM jobs"
+			 " WHERE id = ?1", job3, text, sizeof(text));
 		assert_string_equal(text, "ok,finished");
 	}
 }
@@ -1175,9 +1081,9 @@ static void test_heartbeat_takes_lease_back(void **state)
 	assert_int_equal(heartbeat(f, a, job, 1, "bench", 70, now + 70, &cancel, NULL), 0);
 	assert_false(cancel);
 	assert_state(f, job, "running");
-	q_text(f, "SELECT agent_id || ',' || attempt || ',' || lease_expires || ','"
-	       " || coalesce(outcome_detail, 'none') FROM jobs WHERE id = ?1", job, text,
-	       sizeof(text));
+	sfx_text(f->st, "SELECT agent_id || ',' || attempt || ',' || lease_expires || ','"
+		 " || coalesce(outcome_detail, 'none') FROM jobs WHERE id = ?1", job, text,
+		 sizeof(text));
 	{
 		char want[128];
 
@@ -1185,8 +1091,8 @@ static void test_heartbeat_takes_lease_back(void **state)
 			 (long long)(now + 70 + LEASE));
 		assert_string_equal(text, want);
 	}
-	q_text(f, "SELECT coalesce(ended_at, 'open') || ',' || coalesce(outcome, 'none') || ','"
-	       " || reason FROM attempts WHERE job_id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT coalesce(ended_at, 'open') || ',' || coalesce(outcome, 'none')"
+		 " || ',' || reason FROM attempts WHERE job_id = ?1", job, text, sizeof(text));
 	assert_string_equal(text, "open,none,lease expired at 2025-11-30T04:37:40Z (no heartbeat"
 			    " from agent intel-a); taken back by a heartbeat at 2025-11-30T04:37:50Z");
 	/* b gets the other job, not this one. */
@@ -1205,8 +1111,9 @@ static void test_heartbeat_takes_lease_back(void **state)
 		expire(f, now + LEASE + 1, 1, 0, 1);
 		assert_int_equal(heartbeat(f, a, job3, 1, NULL, -1, now + 70, NULL, NULL), 0);
 		assert_state(f, job3, "running");
-		q_text(f, "SELECT coalesce(outcome, 'none') || ',' || coalesce(finished_at, 'none')"
-		       " FROM jobs WHERE id = ?1", job3, text, sizeof(text));
+		sfx_text(f->st, "SELECT coalesce(outcome, 'none') || ','"
+			 " || coalesce(finished_at, 'none') FROM jobs WHERE id = ?1", job3, text,
+			 sizeof(text));
 		assert_string_equal(text, "none,none");
 	}
 }
@@ -1242,8 +1149,8 @@ static void test_cancel_job(void **state)
 	/* A queued job: cancelled at once, never leased. */
 	cancel_ok(f, 0, job, now, 1, 0);
 	assert_state(f, job, "cancelled");
-	q_text(f, "SELECT outcome_detail || ',' || finished_at || ',' || coalesce(outcome, 'none')"
-	       " FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	sfx_text(f->st, "SELECT outcome_detail || ',' || finished_at || ','"
+		 " || coalesce(outcome, 'none') FROM jobs WHERE id = ?1", job, text, sizeof(text));
 	{
 		char want[128];
 
@@ -1257,8 +1164,8 @@ static void test_cancel_job(void **state)
 	assert_int_equal(heartbeat(f, a, job + 1, 1, "bench", 50, now + 10, NULL, NULL), 0);
 	cancel_ok(f, 0, job + 1, now + 20, 0, 1);
 	assert_state(f, job + 1, "cancelled");
-	q_text(f, "SELECT outcome || ',' || ended_at || ',' || reason FROM attempts"
-	       " WHERE job_id = ?1", job + 1, text, sizeof(text));
+	sfx_text(f->st, "SELECT outcome || ',' || ended_at || ',' || reason FROM attempts"
+		 " WHERE job_id = ?1", job + 1, text, sizeof(text));
 	{
 		char want[128];
 
@@ -1272,8 +1179,8 @@ static void test_cancel_job(void **state)
 	assert_string_equal(before, after);
 	free(before);
 	free(after);
-	assert_int_equal(q_int(f, "SELECT lease_expires IS NULL FROM jobs WHERE id = ?1",
-			       STORE_ARGS(STORE_INT(job + 1))), 1);
+	assert_int_equal(sfx_int(f->st, "SELECT lease_expires IS NULL FROM jobs WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(job + 1))), 1);
 	/* Cancelling again, or a finished job, does nothing. */
 	cancel_ok(f, 0, job + 1, now + 40, 0, 0);
 
@@ -1282,8 +1189,8 @@ static void test_cancel_job(void **state)
 	assert_int_equal(result_rc(f, a, job + 1, 1, "ok", DIGEST_A, now + 50, 0, PG_OK),
 			 SCHED_RESULT_ACKNOWLEDGED);
 	assert_state(f, job + 1, "cancelled");
-	assert_int_equal(q_int(f, "SELECT count(*) FROM results WHERE job_id = ?1",
-			       STORE_ARGS(STORE_INT(job + 1))), 1);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM results WHERE job_id = ?1",
+				 STORE_ARGS(STORE_INT(job + 1))), 1);
 	assert_int_equal(result_rc(f, a, job + 1, 1, "ok", DIGEST_A, now + 51, 0, PG_OK),
 			 SCHED_RESULT_DUPLICATE);
 
@@ -1322,10 +1229,10 @@ static void test_cancel_run_and_series(void **state)
 
 	cancel_ok(f, 2, series, now + 5, 2, 1);
 	assert_state(f, done_job, "done");
-	q_text(f, "SELECT group_concat(state, ',') FROM (SELECT state FROM runs WHERE series_id = ?1"
-	       " ORDER BY id)", series, text, sizeof(text));
+	sfx_text(f->st, "SELECT group_concat(state, ',') FROM (SELECT state FROM runs"
+		 " WHERE series_id = ?1 ORDER BY id)", series, text, sizeof(text));
 	assert_string_equal(text, "cancelled,cancelled");
-	q_text(f, "SELECT state FROM runs WHERE id = ?1", other_run, text, sizeof(text));
+	sfx_text(f->st, "SELECT state FROM runs WHERE id = ?1", other_run, text, sizeof(text));
 	assert_string_equal(text, "planned");
 	assert_int_equal(heartbeat(f, b, running_job, 1, "bench", 1, now + 6, &cancel, NULL), 0);
 	assert_true(cancel);
@@ -1346,8 +1253,8 @@ static void test_cancel_run_and_series(void **state)
 		assert_int_equal(sched_cancel_series_tx(f->st, s2, "superseded", now + 9, &c, &err), 0);
 		assert_int_equal(c.queued, 1);
 		store_rollback(f->st);
-		assert_int_equal(q_int(f, "SELECT count(*) FROM jobs WHERE run_id = ?1"
-				       " AND state = 'queued'", STORE_ARGS(STORE_INT(r2))), 1);
+		assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM jobs WHERE run_id = ?1"
+					 " AND state = 'queued'", STORE_ARGS(STORE_INT(r2))), 1);
 	}
 }
 
@@ -1363,7 +1270,8 @@ static void test_stats(void **state)
 	agents[0] = add_agent(f, "intel-a", "intel", "x86_64");
 	agents[1] = add_agent(f, "intel-b", "intel", "x86_64");
 	agents[2] = add_agent(f, "intel-c", "intel", "x86_64");
-	run_ok(f, "UPDATE agents SET enabled = 0 WHERE id = ?1", STORE_ARGS(STORE_INT(agents[2])));
+	sfx_sql(f->st, "UPDATE agents SET enabled = 0 WHERE id = ?1",
+		STORE_ARGS(STORE_INT(agents[2])));
 	{
 		int64_t run = add_workload(f, 9, "new", "intel", 6, T0, &job);
 
@@ -1427,8 +1335,8 @@ static void test_agent_killed_mid_job(void **state)
 	finish(f, b, job, 2, now + 110);
 	assert_state(f, job, "done");
 	assert_int_equal(count_rows(f, "SELECT count(*) FROM results"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM attempts WHERE job_id = ?1"
-			       " AND outcome = 'expired'", STORE_ARGS(STORE_INT(job))), 1);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM attempts WHERE job_id = ?1"
+				 " AND outcome = 'expired'", STORE_ARGS(STORE_INT(job))), 1);
 }
 
 /* kill -9 of the controller mid-run: the store is reopened after longer
@@ -1473,8 +1381,8 @@ static void test_controller_restart(void **state)
 			 SCHED_RESULT_DUPLICATE);
 	for (int i = 0; i < 3; i++) {
 		assert_state(f, jobs[i], "done");
-		assert_int_equal(q_int(f, "SELECT count(*) FROM results WHERE job_id = ?1",
-				       STORE_ARGS(STORE_INT(jobs[i]))), 1);
+		assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM results WHERE job_id = ?1",
+					 STORE_ARGS(STORE_INT(jobs[i]))), 1);
 	}
 	/* Nothing was leased twice; the remaining job is still there. */
 	assert_int_equal(count_rows(f, "SELECT count(*) FROM attempts"), 3);
@@ -1536,10 +1444,10 @@ static void test_batch_in_one_transaction(void **state)
 		assert_int_equal(sched_result_tx(f->st, a, la.job_id, 1, &res, T0 + 12,
 						 MAX_ATTEMPTS, &status, &err), -1);
 		assert_int_equal(err.code, PG_EINVAL);
-		assert_int_equal(q_int(f, "SELECT count(*) FROM results", NULL, 0), 1);
+		assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM results", NULL, 0), 1);
 	}
 	assert_int_equal(store_rollback_to(f->st, &err), 0);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM results", NULL, 0), 0);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM results", NULL, 0), 0);
 	assert_int_equal(store_savepoint(f->st, &err), 0);
 	assert_int_equal(sched_heartbeat_tx(f->st, a, la.job_id, 1, "build", 5, T0 + 12, LEASE,
 					    &cancel, &err), 0);
@@ -1548,8 +1456,8 @@ static void test_batch_in_one_transaction(void **state)
 	assert_int_equal(store_commit(f->st, &err), 0);
 	assert_state(f, la.job_id, "running");
 	assert_state(f, lb.job_id, "leased");
-	assert_int_equal(q_int(f, "SELECT lease_expires FROM jobs WHERE id = ?1",
-			       STORE_ARGS(STORE_INT(la.job_id))), T0 + 12 + LEASE);
+	assert_int_equal(sfx_int(f->st, "SELECT lease_expires FROM jobs WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(la.job_id))), T0 + 12 + LEASE);
 
 	/* A batch rolled back leaves nothing: the lease did not happen. */
 	add_workload(f, 2, "new", "intel", 1, T0 + 20, NULL);
@@ -1564,7 +1472,7 @@ static void test_batch_in_one_transaction(void **state)
 	store_rollback(f->st);
 	assert_false(store_in_tx(f->st));
 	assert_state(f, la.job_id, "running");
-	assert_int_equal(q_int(f, "SELECT count(*) FROM results", NULL, 0), 0);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM results", NULL, 0), 0);
 	sched_lease_release(&la);
 	sched_lease_release(&lb);
 	sched_lease_release(&again);

@@ -7,7 +7,6 @@
  * given up or failed, build and apply failures, two build modes, a job
  * cancelled, idempotence, history and a change point, `run show`.
  */
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,11 +23,12 @@
 #include "buf.h"
 #include "ctl_config.h"
 #include "err.h"
-#include "fsutil.h"
 #include "profile.h"
 #include "sched.h"
 #include "store.h"
 #include "verdict_pass.h"
+
+#include "storefx.h"
 
 #define T0 1764476400		/* 2025-11-30T04:20:00Z */
 #define LEASE 60
@@ -72,49 +72,6 @@ struct fx {
 
 /* ---- fixture ------------------------------------------------------------ */
 
-static void sql(struct fx *f, const char *q, const struct store_arg *args, size_t nargs)
-{
-	struct pg_err err = PG_ERR_INIT;
-
-	if (store_run(f->st, "test", q, args, nargs, &err) < 0)
-		fail_msg("%s: %s", q, err.msg);
-}
-
-static int64_t q_int(struct fx *f, const char *q, const struct store_arg *args, size_t nargs)
-{
-	struct pg_err err = PG_ERR_INIT;
-	int64_t v = 0;
-
-	if (store_query_int(f->st, "test", q, args, nargs, &v, &err) < 0)
-		fail_msg("%s: %s", q, err.msg);
-	return v;
-}
-
-/* The first column of the first row as text ("(null)" for NULL). */
-static void q_text(struct fx *f, const char *q, int64_t id, char *out, size_t outsz)
-{
-	struct pg_err err = PG_ERR_INIT;
-	sqlite3_stmt *stmt = NULL;
-	const char *s;
-
-	if (store_prepare(f->st, &stmt, q, "test", &err) < 0 ||
-	    (sqlite3_bind_parameter_count(stmt) &&
-	     store_bind(stmt, STORE_ARGS(STORE_INT(id)), "test", &err) < 0) ||
-	    store_step(stmt, "test", &err) != 1)
-		fail_msg("%s: %s", q, err.msg);
-	s = (const char *)sqlite3_column_text(stmt, 0);
-	snprintf(out, outsz, "%s", s ? s : "(null)");
-	sqlite3_finalize(stmt);
-}
-
-static void write_file(const char *path, const char *text)
-{
-	struct pg_err err = PG_ERR_INIT;
-
-	if (pg_write_file_atomic(path, text, strlen(text), 0600, &err) < 0)
-		fail_msg("%s", err.msg);
-}
-
 static int64_t add_agent(struct fx *f, const char *name, const char *tok)
 {
 	const char *keys[] = { "pool" }, *values[] = { "lab" };
@@ -129,60 +86,17 @@ static int64_t add_agent(struct fx *f, const char *name, const char *tok)
 
 static int setup(void **state)
 {
-	struct pg_err err = PG_ERR_INIT;
-	const char *tmp = getenv("TMPDIR");
-	char path[400], conf[1024];
-	const char *paths[1] = { path };
 	struct fx *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "%s/pg-test-vpass.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->db, sizeof(f->db), "%s/store.db", f->dir);
-	snprintf(path, sizeof(path), "%s/lab.json", f->dir);
-	write_file(path, profile_json);
-	if (profile_set_load(&f->ps, paths, 1, &err) < 0) {
-		fprintf(stderr, "profile: %s\n", err.msg);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/c.json", f->dir);
-	snprintf(conf, sizeof(conf),
-		 "{ \"db\": \"%s\", \"mail\": { \"enabled\": true, \"smtp_url\": "
-		 "\"smtp://127.0.0.1:1\", \"from\": \"perfgate CI <perfgate@lab.example.org>\" } }",
-		 f->db);
-	write_file(path, conf);
-	if (ctl_config_load(&f->cfg, path, &err) < 0 || store_open(&f->st, f->db, &err) < 0) {
-		fprintf(stderr, "%s\n", err.msg);
-		return -1;
-	}
+	sfx_open(f->dir, sizeof(f->dir), f->db, sizeof(f->db), &f->st, "vpass");
+	sfx_profiles(&f->ps, f->dir, profile_json);
+	sfx_mail_config(&f->cfg, f->dir, f->db, true);
 	pg_buf_init(&f->report, PG_BUF_NOLIMIT);
 	f->pin_wait_s = 900;
 	/* A series of two patches by Alice. */
-	sql(f, "INSERT INTO sources (name, kind, location, project, created_at)"
-	    " VALUES ('t', 'mbox', '-', 'dpdk', 1)", NULL, 0);
-	sql(f, "INSERT INTO series (project, root_msgid, total, title, submitter_addr, state,"
-	    " received_at, completed_at) VALUES ('dpdk', 'p1@example.com', 2, 'mempool: faster',"
-	    " 'alice@example.com', 'complete', 1, 1)", NULL, 0);
-	f->series = store_last_id(f->st);
-	for (int i = 1; i <= 2; i++) {
-		char msgid[64], subject[64], pos[16];
-
-		snprintf(msgid, sizeof(msgid), "p%d@example.com", i);
-		snprintf(subject, sizeof(subject), "[PATCH %d/2] mempool: step %d", i, i);
-		snprintf(pos, sizeof(pos), "%d", i);
-		sql(f, "INSERT INTO messages (source_id, position, msgid, subject, from_name,"
-		    " from_addr, kind, raw_size, raw, state, received_at)"
-		    " VALUES (1, ?1, ?2, ?3, 'Alice Dev', 'alice@example.com', 'patch', 1, 'x',"
-		    " 'accepted', 1)",
-		    STORE_ARGS(STORE_TEXT(pos), STORE_TEXT(msgid), STORE_TEXT(subject)));
-		sql(f, "INSERT INTO patches (series_id, number, message_id, pw_patch_id, subject)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5)",
-		    STORE_ARGS(STORE_INT(f->series), STORE_INT(i), STORE_INT(store_last_id(f->st)),
-			       STORE_INT(100 + i), STORE_TEXT(subject)));
-		f->patch[i - 1] = store_last_id(f->st);
-	}
+	f->series = sfx_add_alice_series(f->st, 2, "mempool: faster", "mempool", 100, f->patch);
 	f->lab1 = add_agent(f, "lab-1", "1111111111111111111111111111111111111111111111111111111111111111");
 	f->lab2 = add_agent(f, "lab-2", "2222222222222222222222222222222222222222222222222222222222222222");
 	*state = f;
@@ -192,26 +106,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	struct dirent *de;
-	DIR *d;
 
 	store_close(f->st);
 	profile_set_free(&f->ps);
 	ctl_config_free(&f->cfg);
 	pg_buf_release(&f->report);
-	d = opendir(f->dir);
-	if (d) {
-		while ((de = readdir(d))) {
-			char p[600];
-
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", f->dir, de->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(f->dir);
+	sfx_rm_dir(f->dir);
 	free(f);
 	return 0;
 }
@@ -222,19 +122,11 @@ static int teardown(void **state)
  * the last patch, as the planner queues them. */
 static int64_t add_run(struct fx *f, const char *branch, const char *base, int64_t at)
 {
-	int64_t run;
+	int64_t run = sfx_add_run(f->st, f->series, "new", branch, base, at);
 
-	sql(f, "INSERT INTO runs (series_id, reason, tree, branch, base_commit, created_at)"
-	    " VALUES (?1, 'new', 'dpdk', ?2, ?3, ?4)",
-	    STORE_ARGS(STORE_INT(f->series), STORE_TEXT(branch), STORE_TEXT(base), STORE_INT(at)));
-	run = store_last_id(f->st);
 	for (int c = 0; c < 2; c++)
-		sql(f, "INSERT INTO check_outbox (series_id, run_id, patch_id, context, state,"
-		    " description, target_url, delivery, next_try, created_at)"
-		    " VALUES (?1, ?2, ?3, ?4, 'pending', 'Performance Testing pending',"
-		    " 'https://ci.example.org/series/1', 'queued', 0, ?5)",
-		    STORE_ARGS(STORE_INT(f->series), STORE_INT(run), STORE_INT(f->patch[1]),
-			       STORE_TEXT(c ? "perf-two" : "perf-one"), STORE_INT(at)));
+		sfx_add_pending(f->st, f->series, run, f->patch[1], c ? "perf-two" : "perf-one",
+				"https://ci.example.org/series/1", at);
 	return run;
 }
 
@@ -260,10 +152,10 @@ static int64_t add_job(struct fx *f, int64_t run, const char *ctx, const char *m
 		 "\"noise_limit_pct\":5}",
 		 (long long)run, ctx, mode, BASE0, (long long)f->series, (long long)f->series, reps,
 		 max_reps);
-	sql(f, "INSERT INTO jobs (run_id, context, host_class, build_mode, spec, created_at)"
-	    " VALUES (?1, ?2, 'lab', ?3, ?4, ?5)",
-	    STORE_ARGS(STORE_INT(run), STORE_TEXT(ctx), STORE_TEXT(mode), STORE_TEXT(spec),
-		       STORE_INT(at)));
+	sfx_sql(f->st, "INSERT INTO jobs (run_id, context, host_class, build_mode, spec,"
+		" created_at) VALUES (?1, ?2, 'lab', ?3, ?4, ?5)",
+		STORE_ARGS(STORE_INT(run), STORE_TEXT(ctx), STORE_TEXT(mode), STORE_TEXT(spec),
+			   STORE_INT(at)));
 	return store_last_id(f->st);
 }
 
@@ -348,26 +240,8 @@ static char *snapshot(struct fx *f)
 		"SELECT * FROM change_points ORDER BY id", "SELECT * FROM jobs ORDER BY id",
 		"SELECT * FROM runs ORDER BY id",
 	};
-	struct pg_buf b = PG_BUF_INIT(PG_BUF_NOLIMIT);
 
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		sqlite3_stmt *stmt = NULL;
-		struct pg_err err = PG_ERR_INIT;
-
-		if (store_prepare(f->st, &stmt, tables[t], "snapshot", &err) < 0)
-			fail_msg("snapshot: %s", err.msg);
-		while (store_step(stmt, "snapshot", &err) == 1) {
-			for (int i = 0; i < sqlite3_column_count(stmt); i++) {
-				const char *s = (const char *)sqlite3_column_text(stmt, i);
-
-				assert_int_equal(pg_buf_printf(&b, "%s|", s ? s : "NULL"), 0);
-			}
-			assert_int_equal(pg_buf_addch(&b, '\n'), 0);
-		}
-		sqlite3_finalize(stmt);
-		assert_int_equal(pg_buf_adds(&b, "--\n"), 0);
-	}
-	return pg_buf_detach(&b, NULL);
+	return sfx_snapshot(f->st, tables, sizeof(tables) / sizeof(tables[0]));
 }
 
 /* A second pass decides nothing and changes nothing. */
@@ -390,7 +264,7 @@ static void assert_text(struct fx *f, const char *q, int64_t id, const char *wan
 {
 	char got[4096];
 
-	q_text(f, q, id, got, sizeof(got));
+	sfx_text(f->st, q, id, got, sizeof(got));
 	assert_string_equal(got, want);
 }
 
@@ -459,12 +333,14 @@ static void test_regression_fails(void **state)
 	assert_text(f, "SELECT state || ' ' || finished_at FROM runs WHERE id = ?1", run,
 		    "done 1764476501");
 	/* The mail: the status, the description, the table and the commands. */
-	q_text(f, "SELECT subject FROM email_outbox WHERE run_id = ?1", run, buf, sizeof(buf));
+	sfx_text(f->st, "SELECT subject FROM email_outbox WHERE run_id = ?1", run, buf,
+		 sizeof(buf));
 	assert_string_equal(buf, "|FAILURE| pw102 [PATCH 2/2] mempool: step 2");
 	{
 		char body[16384];
 
-		q_text(f, "SELECT body FROM email_outbox WHERE run_id = ?1", run, body, sizeof(body));
+		sfx_text(f->st, "SELECT body FROM email_outbox WHERE run_id = ?1", run, body,
+			 sizeof(body));
 		assert_non_null(strstr(body, "Test-Status: FAILURE\r\n"));
 		assert_non_null(strstr(body, "release on lab-1, 5 runs per side: fail: "));
 		assert_non_null(strstr(body, "benchmark  key "));
@@ -534,11 +410,11 @@ static void test_inconclusive_followup(void **state)
 	assert_int_equal(f->stats.followups, 1);
 	assert_int_equal(f->stats.jobs_decided, 0);
 	assert_int_equal(f->stats.checks_queued, 0);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM verdicts", NULL, 0), 0);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM verdicts", NULL, 0), 0);
 	assert_text(f, "SELECT state || ' ' || pin_agent_id || ' ' || coalesce(outcome, '-') ||"
 		    " ' ' || coalesce(agent_id, '-') || ' ' || priority FROM jobs WHERE id = ?1", job,
 		    "queued 1 - - 1");
-	q_text(f, "SELECT spec FROM jobs WHERE id = ?1", job, spec, sizeof(spec));
+	sfx_text(f->st, "SELECT spec FROM jobs WHERE id = ?1", job, spec, sizeof(spec));
 	assert_non_null(strstr(spec, "\"round\":1,\"repetition_base\":3,\"repetitions\":3,"
 				     "\"pin_agent\":\"lab-1\""));
 	snprintf(want, sizeof(want), "follow-up round 1: 3 more runs per side on lab-1 (%s: "
@@ -583,7 +459,7 @@ static void test_followup_given_up(void **state)
 	char want[256];
 
 	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 100);
-	sql(f, "UPDATE agents SET last_seen = ?1", STORE_ARGS(STORE_INT(T0 + 100)));
+	sfx_sql(f->st, "UPDATE agents SET last_seen = ?1", STORE_ARGS(STORE_INT(T0 + 100)));
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.followups, 1);
 	/* Seen recently enough: it waits. */
@@ -613,10 +489,10 @@ static void test_followup_agent_disabled(void **state)
 	int64_t job = add_job(f, run, "perf-one", "release", 3, 9, T0);
 
 	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 100);
-	sql(f, "UPDATE agents SET last_seen = ?1", STORE_ARGS(STORE_INT(T0 + 100)));
+	sfx_sql(f->st, "UPDATE agents SET last_seen = ?1", STORE_ARGS(STORE_INT(T0 + 100)));
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.followups, 1);
-	sql(f, "UPDATE agents SET enabled = 0 WHERE name = 'lab-1'", NULL, 0);
+	sfx_sql(f->st, "UPDATE agents SET enabled = 0 WHERE name = 'lab-1'", NULL, 0);
 	pass(f, T0 + 102);
 	assert_int_equal(f->stats.given_up, 1);
 	assert_text(f, "SELECT outcome_detail FROM jobs WHERE id = ?1", job,
@@ -627,7 +503,7 @@ static void test_followup_agent_disabled(void **state)
 	run = add_run(f, "main", BASE0, T0 + 200);
 	job = add_job(f, run, "perf-one", "release", 3, 9, T0 + 200);
 	run_job(f, f->lab2, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 300);
-	sql(f, "UPDATE agents SET enabled = 0 WHERE name = 'lab-2'", NULL, 0);
+	sfx_sql(f->st, "UPDATE agents SET enabled = 0 WHERE name = 'lab-2'", NULL, 0);
 	pass(f, T0 + 301);
 	assert_int_equal(f->stats.followups, 0);
 	assert_int_equal(f->stats.jobs_decided, 1);
@@ -651,7 +527,7 @@ static void test_followup_infra_error(void **state)
 	assert_int_equal(f->stats.followups, 1);
 	/* attempts 2 and 3 expire: max_attempts is 3, the job gives up */
 	for (int64_t a = 2; a <= 3; a++) {
-		sql(f, "UPDATE agents SET last_seen = ?1", STORE_ARGS(STORE_INT(now)));
+		sfx_sql(f->st, "UPDATE agents SET last_seen = ?1", STORE_ARGS(STORE_INT(now)));
 		assert_int_equal(lease(f, f->lab1, job, now), a);
 		now += LEASE + 1;
 		assert_int_equal(sched_expire(f->st, now, MAX_ATTEMPTS, NULL, NULL, &err), 0);
@@ -731,7 +607,7 @@ static void test_two_build_modes(void **state)
 	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.0%% (p=0.0079) on "
 		 "debug|%lld", KEY_NC, (long long)f->patch[1]);
 	assert_check(f, run, "perf-two", want);
-	q_text(f, "SELECT body FROM email_outbox WHERE run_id = ?1", run, body, sizeof(body));
+	sfx_text(f->st, "SELECT body FROM email_outbox WHERE run_id = ?1", run, body, sizeof(body));
 	assert_non_null(strstr(body, "release on lab-1, 5 runs per side: success: worst: "));
 	assert_non_null(strstr(body, "debug on lab-2, 5 runs per side: fail: "));
 	assert_non_null(strstr(body, "# run 1, job 2: debug on lab-2; dpdk main at " BASE0));
@@ -791,14 +667,14 @@ static void test_history_change_point(void **state)
 			now += 100;
 		}
 	}
-	assert_int_equal(q_int(f, "SELECT count(*) FROM history", NULL, 0), 30);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM change_points", NULL, 0), 1);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM history", NULL, 0), 30);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM change_points", NULL, 0), 1);
 	snprintf(want, sizeof(want), "lab-1 dpdk main release mp %s %040d %040d -10.0 suspected",
 		 KEY_NC, 9, 10);
 	assert_text(f, "SELECT host || ' ' || tree || ' ' || branch || ' ' || build_mode || ' ' ||"
 		    " benchmark || ' ' || metric || ' ' || commit_before || ' ' || commit_after ||"
 		    " ' ' || printf('%.1f', effect) || ' ' || state FROM change_points", 0, want);
-	assert_true(q_int(f, "SELECT p < 0.001 FROM change_points", NULL, 0));
+	assert_true(sfx_int(f->st, "SELECT p < 0.001 FROM change_points", NULL, 0));
 }
 
 /* The lease honours the pin: only the pinned agent, first. */
@@ -809,8 +685,8 @@ static void test_pin_lease(void **state)
 	int64_t a = add_job(f, run, "perf-one", "release", 5, 15, T0);
 	int64_t b = add_job(f, run, "perf-two", "release", 5, 15, T0 + 1);
 
-	sql(f, "UPDATE jobs SET pin_agent_id = ?1 WHERE id = ?2",
-	    STORE_ARGS(STORE_INT(f->lab2), STORE_INT(b)));
+	sfx_sql(f->st, "UPDATE jobs SET pin_agent_id = ?1 WHERE id = ?2",
+		STORE_ARGS(STORE_INT(f->lab2), STORE_INT(b)));
 	/* lab-1 skips b (pinned to lab-2) and gets a; then nothing. */
 	assert_int_equal(lease(f, f->lab1, a, T0 + 10), 1);
 	/* a job of lab-1's done, the queue holds only b: lab-1 gets none */
@@ -837,9 +713,9 @@ static void test_cancelled_followup(void **state)
 	pass(f, T0 + 103);
 	assert_text(f, "SELECT state || ' ' || coalesce(pin_agent_id, '-') FROM jobs WHERE id = ?1",
 		    job, "cancelled -");
-	assert_int_equal(q_int(f, "SELECT count(*) FROM verdicts", NULL, 0), 0);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM check_outbox WHERE state <> 'pending'",
-			       NULL, 0), 0);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM verdicts", NULL, 0), 0);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM check_outbox"
+				 " WHERE state <> 'pending'", NULL, 0), 0);
 }
 
 /* `run show`: the stored verdicts, the table, the commands. */
@@ -882,16 +758,16 @@ static void test_reproduce_quoting(void **state)
 	int64_t run = add_run(f, "main", BASE0, T0);
 	const char *o;
 
-	sql(f, "INSERT INTO jobs (run_id, context, host_class, build_mode, spec, created_at)"
-	    " VALUES (?1, 'perf-one', 'lab', 'release', ?2, 1)",
-	    STORE_ARGS(STORE_INT(run), STORE_TEXT(
-		"{\"tree\":{\"url\":\"/srv/git/dpdk tree\"},\"repetitions\":2,"
-		"\"build\":{\"buildtype\":\"debug\",\"meson_options\":{\"x\":\"a b\"},"
-		"\"c_args\":\"-DFOO -O1\"},"
-		"\"benchmarks\":[{\"name\":\"tp\",\"program\":\"app/dpdk-testpmd\","
-		"\"stdin\":\"hold\",\"duration_s\":7,\"env\":{\"V\":\"it's\"},"
-		"\"args\":[\"--vdev=net_pcap0,rx_pcap={build_dir}/in \\\"$x\\\".pcap\","
-		"\"{{literal}}\",\"--file-prefix={file_prefix}\"]}]}")));
+	sfx_sql(f->st, "INSERT INTO jobs (run_id, context, host_class, build_mode, spec,"
+		" created_at) VALUES (?1, 'perf-one', 'lab', 'release', ?2, 1)",
+		STORE_ARGS(STORE_INT(run), STORE_TEXT(
+		    "{\"tree\":{\"url\":\"/srv/git/dpdk tree\"},\"repetitions\":2,"
+		    "\"build\":{\"buildtype\":\"debug\",\"meson_options\":{\"x\":\"a b\"},"
+		    "\"c_args\":\"-DFOO -O1\"},"
+		    "\"benchmarks\":[{\"name\":\"tp\",\"program\":\"app/dpdk-testpmd\","
+		    "\"stdin\":\"hold\",\"duration_s\":7,\"env\":{\"V\":\"it's\"},"
+		    "\"args\":[\"--vdev=net_pcap0,rx_pcap={build_dir}/in \\\"$x\\\".pcap\","
+		    "\"{{literal}}\",\"--file-prefix={file_prefix}\"]}]}")));
 	assert_int_equal(verdict_run_show(f->st, &f->ps, run, &out, &err), 0);
 	o = pg_buf_str(&out);
 	assert_non_null(strstr(o, "\ngit clone '/srv/git/dpdk tree' base\n"));
