@@ -10,11 +10,11 @@
 #                          comment   a comment in the ring mempool driver
 #                                    (the same code on both sides: A/A)
 #                          slowdown  a few more cycles per mempool get and
-#                                    put (a quarter of a volatile loop step
-#                                    per object): the cached 32-object path
-#                                    about a quarter slower on this VM, the
-#                                    uncached one a few percent (a
-#                                    deliberate regression)
+#                                    put (a volatile loop step per 4
+#                                    objects): a deliberate regression; on
+#                                    this VM the cached 32-object path about
+#                                    30 % slower, the uncached one 12 %,
+#                                    testpmd io 6 %
 #                          slowring  much more work in the ring driver's
 #                                    multi-producer enqueue and multi-
 #                                    consumer dequeue: the pool without
