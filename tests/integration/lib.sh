@@ -5,8 +5,9 @@
 #   fail MSG           print and exit 1
 #   expect_rc N CMD..  run CMD, fail unless it exits with N; output in $TMP/out
 #   expect_grep PATTERN FILE   fail unless FILE matches (grep -E)
-#   demo_tree          $TMP/dpdk, a git tree at VERSION 22.11.0, and
-#                      $TMP/profiles/demo.json, the demo profile on it
+#   demo_tree [FILE [JQ]]   $TMP/dpdk, a git tree at VERSION 22.11.0, and
+#                      $TMP/profiles/FILE (demo.json), the demo profile on it
+#                      edited by the jq filter JQ
 set -u
 : "${PG_BUILD:?PG_BUILD not set (run through tests/integration/run.sh)}"
 : "${PG_TOP:?PG_TOP not set}"
@@ -63,7 +64,9 @@ write_config() {
 EOC
 }
 
-# demo_tree: the tree and profile the controller tests plan on.
+# demo_tree [FILE [JQ]]: the tree and profile the controller tests plan
+# on: profiles/demo.json on the tree, edited by the jq filter JQ, written to
+# $TMP/profiles/FILE (default demo.json).
 demo_tree() {
 	export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
 		GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
@@ -71,8 +74,8 @@ demo_tree() {
 	printf '22.11.0\n' >"$TMP/dpdk/VERSION"
 	git -C "$TMP/dpdk" add . && git -C "$TMP/dpdk" commit -q -m "version 22.11"
 	mkdir -p "$TMP/profiles"
-	jq --arg url "$TMP/dpdk" '.trees["dpdk-demo"].url = $url' profiles/demo.json \
-		>"$TMP/profiles/demo.json"
+	jq --arg url "$TMP/dpdk" ".trees[\"dpdk-demo\"].url = \$url${2:+ | $2}" profiles/demo.json \
+		>"$TMP/profiles/${1:-demo.json}" || fail "jq on the demo profile"
 }
 
 # jq_is FILE FILTER EXPECTED: fail unless jq -r FILTER FILE prints EXPECTED.

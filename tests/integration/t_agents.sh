@@ -8,18 +8,10 @@
 # job is cancelled and the agent learns it from its heartbeat reply.
 . "$PG_TOP/tests/integration/lib.sh"
 
-export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-git init -q -b main "$TMP/dpdk"
-printf '22.11.0\n' >"$TMP/dpdk/VERSION"
-git -C "$TMP/dpdk" add . && git -C "$TMP/dpdk" commit -q -m "version 22.11"
-
 # The profile: demo.json's tree, build mode and benchmark, with three host
 # classes told apart by their vendor label and one context per class.
-mkdir -p "$TMP/profiles"
-jq --arg url "$TMP/dpdk" '
-	.trees["dpdk-demo"].url = $url
-	| .host_classes.demo as $hc
+demo_tree three.json '
+	.host_classes.demo as $hc
 	| .host_classes = ({} | .intel = ($hc | .labels = {vendor: "intel"})
 			      | .amd = ($hc | .labels = {vendor: "amd"})
 			      | .arm = ($hc | .labels = {vendor: "arm"}))
@@ -28,7 +20,7 @@ jq --arg url "$TMP/dpdk" '
 	| .contexts = ({} | .["ctx-intel"] = ($ctx | .host_class = "intel" | .build_modes = ["demo-release"])
 			  | .["ctx-amd"] = ($ctx | .host_class = "amd" | .build_modes = ["demo-release"])
 			  | .["ctx-arm"] = ($ctx | .host_class = "arm" | .build_modes = ["demo-release"]))
-	' profiles/demo.json >"$TMP/profiles/three.json" || fail "could not make the profile"
+	'
 
 # 9 messages: three complete series (3 patches, 1 patch, 3 patches).
 python3 tests/intake/gen-archive.py "$TMP/archive" 9 >/dev/null || fail "gen-archive failed"
