@@ -10,9 +10,12 @@
 
 #include "stats.h"
 
-/* Check the common contract: finite values, bounded n. */
+/* Check the common contract: finite values, bounded n, and values at all
+ * (a NULL x with n > 0 is a caller's bug: an error beats a crash). */
 static int check_sample(const double *x, size_t n, const char *what, struct pg_err *err)
 {
+	if (!x && n > 0)
+		return pg_err_set(err, PG_EINVAL, "%s: %zu values but no array", what, n);
 	if (n > STATS_MAX_N)
 		return pg_err_set(err, PG_ETOOBIG, "%s: %zu values, at most %u", what, n,
 				  STATS_MAX_N);
@@ -580,4 +583,173 @@ out:
 	free(xs);
 	free(ys);
 	return rc;
+}
+
+/* ---- Wilcoxon signed-rank ---- */
+
+#define WSR_MAX_SUM (STATS_WSR_EXACT_MAX * (STATS_WSR_EXACT_MAX + 1) / 2)
+
+static int cmp_abs(const void *a, const void *b)
+{
+	double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+
+	return (x > y) - (x < y);
+}
+
+/* P(W+ <= w) for n ranks 1..n (n <= STATS_WSR_EXACT_MAX), w an integer:
+ * c[s] counts the subsets of {1..n} with sum s, built one rank at a time
+ * (each rank is in the subset or not); at most 2^50 in all, so int64 and
+ * the quotient by 2^n are exact. */
+static double wsr_cdf(size_t n, double w)
+{
+	int64_t c[WSR_MAX_SUM + 1] = { 1 }, cum = 0;
+	size_t top = 0;
+
+	for (size_t k = 1; k <= n; k++) {
+		/* descending, so that c[s - k] is still without rank k */
+		for (size_t s = top + k; s >= k; s--)
+			c[s] += c[s - k];
+		top += k;
+	}
+	for (size_t s = 0; s <= top && (double)s <= w; s++)
+		cum += c[s];
+	return ldexp((double)cum, -(int)n);
+}
+
+int stats_wilcoxon_signed_rank(const double *d, size_t nd, struct stats_wsr *out,
+			       struct pg_err *err)
+{
+	double *a = NULL, w_plus = 0, tie_term = 0, mean;
+	size_t n = 0;
+	int rc = -1;
+
+	out->w_plus = out->p = out->z = NAN;
+	out->n = 0;
+	out->exact = out->ties = false;
+	if (check_sample(d, nd, "Wilcoxon signed-rank", err) < 0)
+		goto out;
+	if (nd > 0 && !(a = malloc(nd * sizeof(*a)))) {
+		pg_err_set(err, PG_ENOMEM, "Wilcoxon signed-rank: %zu differences", nd);
+		goto out;
+	}
+	for (size_t i = 0; i < nd; i++)
+		if (d[i] != 0)
+			a[n++] = d[i];
+	if (n == 0) {
+		rc = 0;	/* nothing to rank: not enough data */
+		goto out;
+	}
+	qsort(a, n, sizeof(*a), cmp_abs);
+	/* one group of equal |d| at a time; its ranks i+1..i+t average to
+	 * i + (t+1)/2 */
+	for (size_t i = 0, t; i < n; i += t) {
+		double rank;
+
+		for (t = 1; i + t < n && fabs(a[i + t]) == fabs(a[i]); t++)
+			;
+		rank = (double)i + ((double)t + 1) / 2;
+		for (size_t j = i; j < i + t; j++)
+			if (a[j] > 0)
+				w_plus += rank;
+		if (t > 1) {
+			out->ties = true;
+			tie_term += (double)t * (double)t * (double)t - (double)t;
+		}
+	}
+	out->n = n;
+	out->w_plus = w_plus;
+	mean = (double)n * ((double)n + 1) / 4;
+	if (n == nd && !out->ties && n <= STATS_WSR_EXACT_MAX) {
+		double w_minus = 2 * mean - w_plus;
+
+		out->exact = true;
+		out->p = 2 * wsr_cdf(n, w_plus < w_minus ? w_plus : w_minus);
+	} else {
+		double nn = (double)n;
+		double sigma = sqrt((nn * (nn + 1) * (2 * nn + 1) - tie_term / 2) / 24);
+		double dev = w_plus - mean;
+
+		dev -= dev > 0 ? 0.5 : dev < 0 ? -0.5 : 0;
+		out->z = dev / sigma;
+		out->p = 2 * stats_norm_sf(fabs(out->z));
+	}
+	if (out->p > 1)
+		out->p = 1;
+	rc = 0;
+out:
+	free(a);
+	return rc;
+}
+
+double stats_wsr_min_p(size_t n)
+{
+	double p, nn = (double)n;
+
+	if (n == 0)
+		return NAN;
+	if (n <= STATS_WSR_EXACT_MAX)
+		p = ldexp(1, 1 - (int)n);	/* all + or all -: 2 of 2^n */
+	else
+		p = 2 * stats_norm_sf((nn * (nn + 1) / 4 - 0.5) /
+				      sqrt(nn * (nn + 1) * (2 * nn + 1) / 24));
+	return p > 1 ? 1 : p;
+}
+
+/* ---- one-sample Hodges-Lehmann ---- */
+
+/* The number of Walsh averages s[i]/2 + s[j]/2, i <= j, that are <= v, s
+ * sorted.  For each i they grow with j, and the first j where they exceed
+ * v never grows with i (rounding is monotone), so one pointer walking
+ * down counts them in O(n). */
+static uint64_t walsh_count_le(const double *s, size_t n, double v)
+{
+	uint64_t count = 0;
+	size_t j = n;
+
+	for (size_t i = 0; i < n; i++) {
+		while (j > 0 && s[i] / 2 + s[j - 1] / 2 > v)
+			j--;
+		if (j <= i)
+			break;	/* and so for every later i */
+		count += j - i;
+	}
+	return count;
+}
+
+/* The k-th smallest (1-based) Walsh average of sorted s[0..n): bisection
+ * over the doubles as in kth_diff(). */
+static double kth_walsh(const double *s, size_t n, uint64_t k)
+{
+	/* the extremes are s[0] and s[n-1] with themselves */
+	uint64_t lo = dkey(s[0] / 2 + s[0] / 2), hi = dkey(s[n - 1] / 2 + s[n - 1] / 2);
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (walsh_count_le(s, n, dval(mid)) >= k)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return dval(lo) + 0.0;
+}
+
+int stats_walsh_median(const double *d, size_t nd, double *out, struct pg_err *err)
+{
+	uint64_t m = (uint64_t)nd * (nd + 1) / 2;
+	double *s;
+
+	*out = NAN;
+	if (check_sample(d, nd, "Walsh median", err) < 0)
+		return -1;
+	if (nd == 0)
+		return 0;
+	if (!(s = sorted_copy(d, nd, err)))
+		return -1;
+	if (m % 2)
+		*out = kth_walsh(s, nd, (m + 1) / 2);
+	else
+		*out = kth_walsh(s, nd, m / 2) / 2 + kth_walsh(s, nd, m / 2 + 1) / 2 + 0.0;
+	free(s);
+	return 0;
 }

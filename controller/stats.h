@@ -5,23 +5,26 @@
 /*
  * The statistics behind a verdict (DESIGN.md section 2.6): location and
  * spread of one side's repetitions, and the comparison of the two sides by
- * ranks (Mann-Whitney U, Hodges-Lehmann shift).  Pure functions: no I/O, no
- * global state; the only resource they take is memory for sorted copies.
+ * ranks (Mann-Whitney U, Hodges-Lehmann shift), and of paired runs by the
+ * signs and ranks of their differences (Wilcoxon signed-rank, Walsh-average
+ * median).  Pure functions: no I/O, no global state; the only resource
+ * they take is memory for sorted copies.
  *
  * Common contract.  A sample is an array x[0..n) that is never modified.
  * Every value must be finite: a NaN or an infinity anywhere fails the call
  * with PG_EINVAL naming its index (the store never holds one, since
  * sched_result() rejects them, so one here is a bug to report, not data to
  * average).  A sample may hold at most STATS_MAX_N values (PG_ETOOBIG
- * beyond).  x may be NULL when n is 0.  When a statistic is undefined for
- * the n given (n = 0, or n = 1 for a spread), the call succeeds and the
- * result is NaN: "not enough data" is an answer, not an error.  Memory
- * failure is PG_ENOMEM.  Functions return 0, or -1 with err set.
+ * beyond).  x may be NULL when n is 0 (NULL with n > 0 is PG_EINVAL).
+ * When a statistic is undefined for the n given (n = 0, or n = 1 for a
+ * spread), the call succeeds and the result is NaN: "not enough data" is
+ * an answer, not an error.  Memory failure is PG_ENOMEM.  Functions return
+ * 0, or -1 with err set.
  *
  * Reference values: tests/stats/reference.py computes every statistic here
- * independently (numpy, scipy.stats.mannwhitneyu, R's wilcox.test when it
- * is installed) into the .txt files of tests/stats/, which test_stats.c
- * compares against.
+ * independently (numpy, scipy.stats.mannwhitneyu and wilcoxon, R's
+ * wilcox.test when it is installed) into the .txt files of tests/stats/,
+ * which test_stats.c compares against.
  */
 
 #include <stdbool.h>
@@ -149,6 +152,74 @@ struct stats_hl {
  */
 int stats_hodges_lehmann(const double *x, size_t nx, const double *y, size_t ny,
 			 double conf_level, struct stats_hl *out, struct pg_err *err);
+
+/* The largest number of nonzero differences for which the signed-rank null
+ * distribution is counted exactly (scipy's own switch, len(d) <= 50): its
+ * 2^50 sign assignments still fit an int64 counter, and every count and
+ * tail, as a multiple of 2^-50 below 1, is exact in a double. */
+#define STATS_WSR_EXACT_MAX 50
+
+/* A Wilcoxon signed-rank test of paired differences d. */
+struct stats_wsr {
+	double w_plus;	/* the sum of the ranks of |d_i| (average ranks for
+			 * ties) over the positive d_i; 0..n(n+1)/2, above
+			 * n(n+1)/4 when positive differences dominate.  NaN
+			 * when n is 0.  (R's V; scipy's two-sided
+			 * "statistic" is min(w_plus, n(n+1)/2 - w_plus).) */
+	size_t n;	/* the nonzero differences, the ones ranked */
+	double p;	/* two-sided p-value in (0, 1]; NaN when n is 0 */
+	double z;	/* the normal approximation's z, continuity
+			 * corrected, signed like w_plus - n(n+1)/4 (R's
+			 * z; scipy's zstatistic is -|z|); NaN when exact */
+	bool exact;	/* p from the exact null distribution */
+	bool ties;	/* some |d_i| occurs more than once among the
+			 * nonzero d_i */
+};
+
+/*
+ * Two-sided Wilcoxon signed-rank test of d[0..nd) against a distribution
+ * symmetric about 0 (for paired runs, d_i = log(patched_i / base_i)).
+ * Zeros are dropped before ranking (scipy's default zero_method="wilcox",
+ * R's wilcox.test): n counts the rest, ranked by |d_i| with average ranks
+ * for ties.  With no zeros, no ties and n <= STATS_WSR_EXACT_MAX, p comes
+ * from the exact null distribution of W+ (the 2^n equally likely sign
+ * assignments, counted by a DP over rank sums): p = 2 P(W+ <= min(w_plus,
+ * n(n+1)/2 - w_plus)), capped at 1, as scipy.stats.wilcoxon(method=
+ * "exact") computes it.  Otherwise (a zero or a tie makes the ranks no
+ * longer a permutation of 1..n) the normal approximation with tie and
+ * continuity corrections, as scipy's method="approx", correction=True and
+ * R's wilcox.test(exact=FALSE, correct=TRUE): sigma^2 = n(n+1)(2n+1)/24 -
+ * sum(t^3 - t)/48 over the groups of t tied |d_i|, z = (w_plus - n(n+1)/4
+ * - 0.5 sign(w_plus - n(n+1)/4)) / sigma, p = 2 (1 - Phi(|z|)) capped at
+ * 1.  sigma > 0 whenever n >= 1.
+ *
+ * When nd is 0 or every d_i is 0 nothing is left to rank: n = 0 and
+ * w_plus = p = z = NaN (exact and ties false), as scipy answers for an
+ * empty sample and R (p = NA) for all zeros; scipy raises ValueError for
+ * all zeros.  "Not enough data" is an answer, as everywhere here.
+ */
+int stats_wilcoxon_signed_rank(const double *d, size_t nd, struct stats_wsr *out,
+			       struct pg_err *err);
+
+/*
+ * The smallest two-sided p-value the signed-rank test can give for n
+ * nonzero differences: the p of n differences of one sign without ties,
+ * exact (2 / 2^n, capped at 1) when n <= STATS_WSR_EXACT_MAX, else by the
+ * normal approximation above.  With n = 3 it is 0.25, 5 0.0625, 6 0.03125:
+ * alpha = 0.05 needs at least 6 pairs.  NaN when n is 0.
+ */
+double stats_wsr_min_p(size_t n);
+
+/*
+ * The one-sample Hodges-Lehmann estimate of the centre of d[0..nd): the
+ * median of the nd(nd+1)/2 Walsh averages (d_i + d_j)/2, i <= j (computed
+ * as d_i/2 + d_j/2, which cannot overflow).  Zeros are kept: a pair that
+ * did not change is evidence of no change (R's wilcox.test(conf.int=TRUE)
+ * gives this estimate only without zeros and ties; otherwise it drops the
+ * zeros and finds a root instead).  Found by bisection like the two-sample
+ * shift, in O(nd) memory.  NaN when nd is 0.
+ */
+int stats_walsh_median(const double *d, size_t nd, double *out, struct pg_err *err);
 
 /* The standard normal distribution: upper tail 1 - Phi(z) (via erfc, so
  * accurate far into the tail), and the quantile Phi^-1(p) for 0 < p < 1
