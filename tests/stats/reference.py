@@ -5,8 +5,8 @@
     /usr/bin/python3 tests/stats/reference.py      (Debian: python3-scipy;
                                                     r-base-core optional)
 
-writes describe.txt, mannwhitney.txt and hodges_lehmann.txt next to this
-script; tests/unit/test_stats.c reads them.  Run it again after changing a
+writes describe.txt, mannwhitney.txt, hodges_lehmann.txt and wilcoxon.txt
+next to this script; tests/unit/test_stats.c reads them.  Run it again after changing a
 case here, and commit its output with it.  Nothing of perfgate is used: the
 numbers come from numpy, scipy.stats and, when Rscript is installed, R's
 wilcox.test (which this script then cross-checks against).
@@ -36,6 +36,26 @@ What comes from where:
                          0.5 - z*sigma) with scipy.stats.norm.ppf and the
                          tie-corrected sigma (R uses a different,
                          root-finding method there, so it is not compared).
+  Wilcoxon signed-rank   scipy.stats.wilcoxon(zero_method="wilcox",
+                         correction=True, two-sided), method "exact" when
+                         there are no zeros, no ties among |d| and at most
+                         50 nonzero d (stats.h's rule; scipy 1.10 would
+                         truncate tied ranks in "exact"), else "approx";
+                         W+ by scipy.stats.rankdata (checked against
+                         scipy's min(W+, W-)); z is scipy's zstatistic with
+                         the sign of W+ - n(n+1)/4 (R's convention); exact
+                         p-values are also checked against a brute-force
+                         enumeration of every sign assignment (small n) and
+                         the recursion over the largest rank; R's
+                         wilcox.test must agree on W+ and p when present.
+                         No d (or only zeros): everything NaN (scipy gives
+                         NaN for no d and raises for only zeros; R: NA).
+  its smallest p         scipy on 1..n (all differences positive)
+  Walsh median           the median of (d_i + d_j)/2 over i <= j in exact
+                         rationals (Python's fractions), each average
+                         rounded to a double as stats.c stores it; R's
+                         wilcox.test(conf.int=TRUE, exact=TRUE) estimate
+                         must agree on the exact cases when present
 
 Line formats (values are Python repr(), so they read back exactly; "nan"
 means undefined):
@@ -44,6 +64,8 @@ means undefined):
                       minp NX NY : p
   hodges_lehmann.txt  NAME LEVEL NX X.. NY Y.. : shift lo hi level_achieved
                       exact|asymptotic
+  wilcoxon.txt        NAME N D.. : w_plus n p z walsh_median exact|approx|none
+                      minp N : p
 """
 import functools
 import itertools
@@ -53,6 +75,9 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import warnings
+from fractions import Fraction
 
 import numpy as np
 import scipy
@@ -60,6 +85,7 @@ from scipy import stats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXACT_MAX = 60          # STATS_MW_EXACT_MAX
+WSR_EXACT_MAX = 50      # STATS_WSR_EXACT_MAX
 MAD_NORMAL = 1.4826     # STATS_MAD_NORMAL
 DBL_EPSILON = sys.float_info.epsilon
 
@@ -225,6 +251,99 @@ def r_wilcox(cases):
     return [tuple(float(v) for v in line.split()) for line in out if line.strip()]
 
 
+# ---- the Wilcoxon signed-rank test, independently of stats.c ----
+
+@functools.lru_cache(maxsize=None)
+def count_w(n, w):
+    """Sign assignments of ranks 1..n with W+ = w: rank n is + or -."""
+    if w < 0 or w > n * (n + 1) // 2:
+        return 0
+    if n == 0:
+        return 1 if w == 0 else 0
+    return count_w(n - 1, w - n) + count_w(n - 1, w)
+
+
+def brute_w_counts(n):
+    c = [0] * (n * (n + 1) // 2 + 1)
+    for signs in itertools.product((0, 1), repeat=n):
+        c[sum(r + 1 for r in range(n) if signs[r])] += 1
+    return c
+
+
+def wilcoxon(d):
+    """W+, n, p, z, method as stats_wilcoxon_signed_rank() defines them."""
+    nz = [v for v in d if v != 0]
+    n = len(nz)
+    if n == 0:
+        return math.nan, 0, math.nan, math.nan, "none"
+    a = np.asarray(nz, dtype=float)
+    ranks = stats.rankdata(np.abs(a))
+    w_plus = float(np.sum(ranks[a > 0]))
+    total = n * (n + 1) / 2
+    ties = len(set(np.abs(a).tolist())) != n
+    method = "exact" if n == len(d) and not ties and n <= WSR_EXACT_MAX else "approx"
+    with warnings.catch_warnings():
+        # "Sample size too small for normal approximation": we know
+        warnings.simplefilter("ignore")
+        r = stats.wilcoxon(d, zero_method="wilcox", correction=True,
+                           alternative="two-sided", method=method)
+    assert r.statistic == min(w_plus, total - w_plus), (d, r, w_plus)
+    if method == "exact":
+        z = math.nan
+        tail = sum(count_w(n, w) for w in range(int(min(w_plus, total - w_plus)) + 1))
+        mine = min(1.0, 2 * tail / 2 ** n)
+        assert math.isclose(mine, r.pvalue, rel_tol=1e-14), (d, mine, r.pvalue)
+    else:
+        z = math.copysign(abs(r.zstatistic), w_plus - total / 2)
+        if w_plus == total / 2:
+            z = 0.0
+    return w_plus, n, r.pvalue, z, method
+
+
+def walsh_median(d):
+    """In exact rationals, each average rounded once to a double (numpy's
+    (a + b)/2 would overflow near DBL_MAX), then the middle one or the
+    rounded mean of the middle two."""
+    if len(d) == 0:
+        return math.nan
+    w = sorted(float((Fraction(a) + Fraction(b)) / 2)
+               for i, a in enumerate(d) for b in d[i:])
+    m = len(w)
+    if m % 2:
+        return w[m // 2] + 0.0
+    return float((Fraction(w[m // 2 - 1]) + Fraction(w[m // 2])) / 2) + 0.0
+
+
+def log_ratios(n, ratio, noise):
+    """log(patched/base) of n pairs: a base rate and a patched one at
+    ratio times it, each pair's ratio off by noise (a CV)."""
+    base = np.asarray(draw(n, 14.88e6, 0.02))
+    patched = base * ratio * rng.normal(1.0, noise, n)
+    return [float(v) for v in np.log(patched / base)]
+
+
+def r_wilcoxon_one(cases):
+    """R's V, p and, for exact cases, the (pseudo)median, or None."""
+    if not shutil.which("Rscript"):
+        return None
+    lines = []
+    for d, method in cases:
+        lines.append("d <- c(%s)" % ",".join(repr(v) for v in d))
+        ex = "TRUE" if method == "exact" else "FALSE"
+        lines.append("r <- suppressWarnings(wilcox.test(d, exact=%s, correct=TRUE, "
+                     "conf.int=%s))" % (ex, ex))
+        est = "r$estimate" if method == "exact" else "NaN"
+        lines.append('cat(sprintf("%%.17g %%.17g %%.17g\\n", r$statistic, r$p.value, %s))'
+                     % est)
+    # a file, not -e: Rscript cuts -e expressions at 10000 bytes
+    with tempfile.NamedTemporaryFile("w", suffix=".R") as script:
+        script.write("\n".join(lines) + "\n")
+        script.flush()
+        out = subprocess.run(["Rscript", script.name], check=True,
+                             capture_output=True, text=True).stdout.split("\n")
+    return [tuple(float(v) for v in line.split()) for line in out if line.strip()]
+
+
 def main():
     # the recursion against brute force, before anything relies on it
     for m in range(1, 7):
@@ -316,9 +435,72 @@ def main():
             for mine, theirs in ((row[4], est), (row[5], lo), (row[6], hi)):
                 assert math.isclose(mine, theirs, rel_tol=1e-12, abs_tol=1e-12), (row, est, lo, hi)
         rnote = "R's wilcox.test agrees on %d exact intervals" % len(exact)
-    print("reference: numpy %s, scipy %s; %d describe, %d Mann-Whitney, %d Hodges-Lehmann "
-          "cases; %s" % (np.__version__, scipy.__version__, len(DESCRIBE), len(mw), len(hl),
-                         rnote))
+
+    # drawn after every case above, so that adding these moved none of them
+    for n in range(0, 13):
+        assert brute_w_counts(n) == [count_w(n, w) for w in range(n * (n + 1) // 2 + 1)], n
+    wsr = [
+        ("empty", []),
+        ("all_zero", [0.0, 0.0, 0.0]),
+        ("one_pos", [0.5]),
+        ("one_neg", [-0.3]),
+        ("two_centre", [0.1, -0.2]),
+        ("three_pos", [0.1, 0.2, 0.3]),
+        ("three_mixed", [0.1, -0.2, 0.3]),
+        ("four_centre", [1.0, -2.0, -3.0, 4.0]),
+        ("six_pos", [0.01, 0.03, 0.02, 0.05, 0.04, 0.06]),
+        ("seven_neg", [-0.5, -0.1, -0.7, -0.2, -0.3, -0.9, -0.4]),
+        ("nine_pos", [0.11, 0.02, 0.35, 0.07, 0.19, 0.23, 0.04, 0.5, 0.13]),
+        ("eight_mixed", [0.3, -0.1, 0.25, 0.6, -0.45, 0.05, 0.7, 0.15]),
+        ("ten_mixed", [float(v) for v in rng.normal(0.3, 1.0, 10)]),
+        ("slow10", log_ratios(10, 0.7, 0.05)),
+        ("slow20", log_ratios(20, 0.7, 0.05)),
+        ("same10", log_ratios(10, 1.0, 0.05)),
+        ("same20", log_ratios(20, 1.0, 0.05)),
+        ("same30", log_ratios(30, 1.0, 0.05)),
+        ("slight50", log_ratios(50, 0.99, 0.05)),
+        ("slight51", log_ratios(51, 0.99, 0.05)),
+        ("same60", log_ratios(60, 1.0, 0.05)),
+        ("slow60", log_ratios(60, 0.97, 0.05)),
+        ("zeros", [0.0, 0.1, -0.2, 0.3, 0.4, 0.0, 0.5]),
+        ("zeros_centre", [0.0, 1.0, -2.0, -3.0, 4.0]),
+        ("zero_one", [0.0, 0.25]),
+        ("ties", [1.0, 2.0, 2.0, -2.0, 3.0, 3.0, 3.0, -4.0, 5.0]),
+        ("ties_signs", [0.5, -0.5, 0.5, -0.5, 1.0]),
+        ("ties_same", [2.0, 2.0, 2.0, 2.0]),
+        ("ties_zeros", [0.0, 0.0, 0.1, 0.1, -0.1, 0.2, 0.3, 0.3, 0.0, 0.4, 0.5]),
+        ("ties_rounded", draw(25, 0.5, 1.0, 1)),
+        ("tiny", [1e-300, -3e-300, 2e-300, 2.5e-300, -1.5e-300, 4e-300]),
+        ("huge", [1e300, 1.5e300, -1.2e300, 1.7976931348623157e308, 1.7e308]),
+    ]
+    wrows = []
+    with open(os.path.join(HERE, "wilcoxon.txt"), "w") as f:
+        f.write("# tests/stats/reference.py: NAME N D.. : w_plus n p z walsh_median method; "
+                "minp N : p\n")
+        for name, d in wsr:
+            w_plus, n, p, z, method = wilcoxon(d)
+            hl1 = walsh_median(d)
+            wrows.append((name, d, w_plus, p, hl1, method))
+            f.write("%s %d %s : %s %d %s %s %s %s\n" % (
+                name, len(d), values(d), fmt(w_plus), n, fmt(p), fmt(z), fmt(hl1), method))
+        for n in [1, 2, 3, 5, 6, 9, 10, 20, 50, 51, 60, 100]:
+            _, _, p, _, _ = wilcoxon([float(i + 1) for i in range(n)])
+            f.write("minp %d : %s\n" % (n, fmt(p)))
+
+    ranked = [r for r in wrows if r[5] != "none"]
+    rw = r_wilcoxon_one([(r[1], r[5]) for r in ranked])
+    if rw is None:
+        rnote += "; R not installed: Wilcoxon not cross-checked"
+    else:
+        for row, (v, p, est) in zip(ranked, rw):
+            assert v == row[2], (row, v)
+            assert math.isclose(p, row[3], rel_tol=1e-12), (row, p)
+            if row[5] == "exact":
+                assert math.isclose(est, row[4], rel_tol=1e-12, abs_tol=1e-300), (row, est)
+        rnote += "; R's wilcox.test agrees on %d signed-rank cases" % len(ranked)
+    print("reference: numpy %s, scipy %s; %d describe, %d Mann-Whitney, %d Hodges-Lehmann, "
+          "%d Wilcoxon cases; %s" % (np.__version__, scipy.__version__, len(DESCRIBE), len(mw),
+                                     len(hl), len(wsr), rnote))
 
 
 if __name__ == "__main__":

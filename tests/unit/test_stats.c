@@ -2,11 +2,12 @@
 /*
  * Unit tests for controller/stats.c.  The reference values come from
  * tests/stats/reference.py (numpy, scipy, R), committed as
- * tests/stats/{describe,mannwhitney,hodges_lehmann}.txt; this file only
- * reads them and compares.  The rest checks the contract's edges (n = 0
- * and 1, NaN and infinity, levels out of range), the normal quantile
- * against published values, and the Hodges-Lehmann bisection against a
- * brute-force sort of every pairwise difference.
+ * tests/stats/{describe,mannwhitney,hodges_lehmann,wilcoxon}.txt; this
+ * file only reads them and compares.  The rest checks the contract's edges
+ * (n = 0 and 1, NaN and infinity, NULL, levels out of range), the normal
+ * quantile against published values, and the two Hodges-Lehmann
+ * bisections against a brute-force sort of every pairwise difference or
+ * Walsh average.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -273,6 +274,74 @@ static void test_hodges_lehmann_reference(void **state)
 	assert_int_equal(hl_exact_seen, 13);
 }
 
+static int wsr_exact_seen, wsr_approx_seen, wsr_none_seen, wsr_minp_seen;
+
+static void wsr_line(struct cur *c, const char *name)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct stats_wsr w;
+	char method[32];
+
+	if (strcmp(name, "minp") == 0) {
+		size_t n = count(c);
+		double p;
+
+		expect(c, ":");
+		p = num(c);
+		CHECK(stats_wsr_min_p(n), p, 1e-12, "smallest p", name);
+		wsr_minp_seen++;
+		return;
+	}
+
+	size_t nd = count(c);
+	double *d = vec(c, nd), w_plus, p, z, hl1, got;
+	size_t n;
+
+	expect(c, ":");
+	w_plus = num(c);
+	n = count(c);
+	p = num(c);
+	z = num(c);
+	hl1 = num(c);
+	word(c, method, sizeof(method));
+	assert_int_equal(stats_wilcoxon_signed_rank(d, nd, &w, &err), 0);
+	CHECK(w.w_plus, w_plus, 0, "W+", name);
+	if (w.n != n)
+		fail_msg("%s: n = %zu, want %zu", name, w.n, n);
+	if (strcmp(method, "exact") == 0) {
+		/* multiples of 2^-n on both sides: no rounding at all */
+		if (!w.exact || w.ties)
+			fail_msg("%s: exact p expected", name);
+		CHECK(w.p, p, 0, "exact p", name);
+		wsr_exact_seen++;
+	} else if (strcmp(method, "approx") == 0) {
+		if (w.exact)
+			fail_msg("%s: normal approximation expected", name);
+		CHECK(w.p, p, 1e-12, "approximate p", name);
+		wsr_approx_seen++;
+	} else {
+		/* nothing to rank */
+		assert_false(w.exact || w.ties);
+		CHECK(w.p, p, 0, "p", name);
+		wsr_none_seen++;
+	}
+	/* NaN when exact or nothing ranked; 0 stays exactly 0 at the centre */
+	CHECK(w.z, z, 1e-13, "z", name);
+	assert_int_equal(stats_walsh_median(d, nd, &got, &err), 0);
+	CHECK(got, hl1, 0, "Walsh median", name);
+	free(d);
+}
+
+static void test_wilcoxon_reference(void **state)
+{
+	(void)state;
+	assert_int_equal(each_line("wilcoxon.txt", wsr_line), 44);
+	assert_int_equal(wsr_exact_seen, 19);
+	assert_int_equal(wsr_approx_seen, 11);
+	assert_int_equal(wsr_none_seen, 2);
+	assert_int_equal(wsr_minp_seen, 12);
+}
+
 /* ---- the contract's edges ---- */
 
 static void test_empty_and_single(void **state)
@@ -454,17 +523,97 @@ static void test_hl_order_statistics(void **state)
 	}
 }
 
+/* The signed-rank edges: nothing to rank, NULL, values not finite. */
+static void test_wilcoxon_edges(void **state)
+{
+	double zeros[] = { 0, -0.0, 0 }, bad[] = { 0.1, NAN }, inf[] = { -INFINITY }, v = 0;
+	struct pg_err err = PG_ERR_INIT;
+	struct stats_wsr w;
+
+	(void)state;
+	assert_int_equal(stats_wilcoxon_signed_rank(NULL, 0, &w, &err), 0);
+	assert_true(w.n == 0 && isnan(w.w_plus) && isnan(w.p) && isnan(w.z));
+	assert_false(w.exact || w.ties);
+	/* -0 is a zero too */
+	assert_int_equal(stats_wilcoxon_signed_rank(zeros, 3, &w, &err), 0);
+	assert_true(w.n == 0 && isnan(w.p));
+	assert_int_equal(stats_walsh_median(zeros, 3, &v, &err), 0);
+	assert_true(v == 0 && !signbit(v));
+	assert_int_equal(stats_walsh_median(NULL, 0, &v, &err), 0);
+	assert_true(isnan(v));
+	assert_true(isnan(stats_wsr_min_p(0)));
+
+	assert_int_equal(stats_wilcoxon_signed_rank(NULL, 4, &w, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_true(isnan(w.p));
+	pg_err_clear(&err);
+	assert_int_equal(stats_walsh_median(NULL, 4, &v, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	pg_err_clear(&err);
+	assert_int_equal(stats_median(NULL, 1, &v, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	pg_err_clear(&err);
+	assert_int_equal(stats_wilcoxon_signed_rank(bad, 2, &w, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_non_null(strstr(err.msg, "value 1 is not finite"));
+	assert_true(isnan(w.p) && w.n == 0);
+	pg_err_clear(&err);
+	assert_int_equal(stats_walsh_median(inf, 1, &v, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_true(isnan(v));
+	pg_err_clear(&err);
+	assert_int_equal(stats_wilcoxon_signed_rank(bad, STATS_MAX_N + 1, &w, &err), -1);
+	assert_int_equal(err.code, PG_ETOOBIG);
+}
+
+/* The Walsh median is an order statistic of the averages: compare the
+ * bisection with sorting all of them, on random samples with ties, zeros,
+ * negatives and wide magnitudes. */
+static void test_walsh_order_statistics(void **state)
+{
+	struct pg_err err = PG_ERR_INIT;
+
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		size_t n = 1 + next_u64() % 60, m = n * (n + 1) / 2, k = 0;
+		double d[60], *w = malloc(m * sizeof(*w)), med, got;
+		int kind = round % 3;
+
+		assert_non_null(w);
+		for (size_t i = 0; i < n; i++) {
+			double a = (double)(next_u64() % 2001) - 1000.0;
+
+			if (kind == 1)
+				a = a / 7.0 * 1e300;	/* a + b would overflow */
+			else if (kind == 2)
+				a = (double)(next_u64() % 5) - 2;	/* ties, zeros */
+			d[i] = a;
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i; j < n; j++)
+				w[k++] = d[i] / 2 + d[j] / 2;
+		qsort(w, m, sizeof(*w), cmp_d);
+		med = m % 2 ? w[m / 2] : w[m / 2 - 1] / 2 + w[m / 2] / 2;
+		assert_int_equal(stats_walsh_median(d, n, &got, &err), 0);
+		CHECK(got, med + 0.0, 0, "Walsh median", "random");
+		free(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_describe_reference),
 		cmocka_unit_test(test_mann_whitney_reference),
 		cmocka_unit_test(test_hodges_lehmann_reference),
+		cmocka_unit_test(test_wilcoxon_reference),
 		cmocka_unit_test(test_empty_and_single),
 		cmocka_unit_test(test_all_equal),
 		cmocka_unit_test(test_not_finite),
 		cmocka_unit_test(test_normal),
 		cmocka_unit_test(test_hl_order_statistics),
+		cmocka_unit_test(test_wilcoxon_edges),
+		cmocka_unit_test(test_walsh_order_statistics),
 	};
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
 }
