@@ -2,7 +2,6 @@
 /* Requests to the controller, each abandonable by its caller. */
 #include "agent_conn.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -13,6 +12,7 @@
 #include "fsutil.h"
 #include "json.h"
 #include "time.h"
+#include "token.h"
 
 /* Helper threads of abandoned requests still running.  Process-wide on
  * purpose: they outlive the connection and the daemon's own state, and
@@ -76,40 +76,16 @@ int64_t agent_retry_delay_ms(enum agent_answer ans, unsigned int failures, int64
 
 char *agent_token_read(const char *path, struct pg_err *err)
 {
-	struct pg_buf b = PG_BUF_INIT(AGENT_TOKEN_MAX);
+	char buf[AGENT_TOKEN_MAX + 1];
 	char *tok = NULL;
-	size_t n;
 
-	if (pg_read_file(path, &b, err) < 0) {
-		pg_err_prefix(err, "token_file");
+	if (pg_token_read(path, "token_file", 1, 0, buf, sizeof(buf), err) < 0)
 		goto out;
-	}
-	n = strcspn(pg_buf_str(&b), "\n");
-	while (n > 0 && isspace((unsigned char)b.data[n - 1]))
-		n--;
-	if (n == 0) {
-		pg_err_set(err, PG_EINVAL, "token_file '%s': empty", path);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)b.data[i];
-
-		/* The token goes into an HTTP header: no room for anything a
-		 * header cannot carry, nor for a NUL cutting it short. */
-		if (c <= ' ' || c == 0x7f) {
-			pg_err_set(err, PG_EINVAL,
-				   "token_file '%s': the token holds a space or control character",
-				   path);
-			goto out;
-		}
-	}
-	b.data[n] = '\0';
-	b.len = n;
-	tok = pg_buf_detach(&b, NULL);
+	tok = strdup(buf);
 	if (!tok)
 		pg_err_set(err, PG_ENOMEM, "out of memory");
 out:
-	pg_buf_release(&b);
+	explicit_bzero(buf, sizeof(buf));
 	return tok;
 }
 

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -16,6 +15,7 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "log.h"
+#include "token.h"
 
 #define API_ADMIN_FILE_MAX 4096
 
@@ -99,46 +99,18 @@ int api_bearer(const char *header, const char **token, size_t *len)
 
 int api_admin_load(struct api_admin *admin, const char *path, struct pg_err *err)
 {
-	struct pg_buf b = PG_BUF_INIT(API_ADMIN_FILE_MAX);
-	struct stat sb;
-	const char *s, *e;
+	char token[API_ADMIN_FILE_MAX];
 	int rc = -1;
 
 	memset(admin, 0, sizeof(*admin));
-	if (pg_read_file(path, &b, err) < 0) {
-		pg_err_prefix(err, "admin_token_file");
+	if (pg_token_read(path, "admin_token_file", API_ADMIN_TOKEN_MIN, PG_TOKEN_WARN_SHARED,
+			  token, sizeof(token), err) < 0 ||
+	    api_sha256(token, strlen(token), admin->digest, err) < 0)
 		goto out;
-	}
-	s = pg_buf_str(&b);
-	while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
-		s++;
-	e = s;
-	while (*e && *e != '\n' && *e != '\r')
-		e++;
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	if ((size_t)(e - s) < API_ADMIN_TOKEN_MIN) {
-		pg_err_set(err, PG_EINVAL, "admin_token_file %s: the token (its first line) must "
-			   "be at least %d characters", path, API_ADMIN_TOKEN_MIN);
-		goto out;
-	}
-	for (const char *p = s; p < e; p++)
-		if (*p <= ' ' || *p > '~') {
-			pg_err_set(err, PG_EINVAL, "admin_token_file %s: the token must be printable "
-				   "ASCII without spaces", path);
-			goto out;
-		}
-	if (api_sha256(s, (size_t)(e - s), admin->digest, err) < 0)
-		goto out;
-	if (stat(path, &sb) == 0 && (sb.st_mode & 077))
-		pg_log_warn("api", "admin_token_file %s is readable by others (mode %03o): "
-			    "chmod 600 it", path, (unsigned int)(sb.st_mode & 0777));
 	admin->set = true;
 	rc = 0;
 out:
-	if (b.data)
-		OPENSSL_cleanse(b.data, b.len);
-	pg_buf_release(&b);
+	explicit_bzero(token, sizeof(token));
 	return rc;
 }
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -18,48 +17,9 @@
 #include "json.h"
 #include "log.h"
 #include "time.h"
+#include "token.h"
 
 #define LOG_COMP "outbox"
-
-/* The token: the file's first line, printable ASCII without spaces. */
-static int read_token(const char *path, char *out, size_t outlen, struct pg_err *err)
-{
-	struct pg_buf b = PG_BUF_INIT(CTL_OUTBOX_TOKEN_MAX * 4);
-	struct stat sb;
-	const char *s, *e;
-	int rc = -1;
-
-	if (pg_read_file(path, &b, err) < 0) {
-		pg_err_prefix(err, "checks.token_file");
-		goto out;
-	}
-	s = pg_buf_str(&b);
-	e = s;
-	while (*e && *e != '\n' && *e != '\r')
-		e++;
-	if (e == s || (size_t)(e - s) >= outlen) {
-		pg_err_set(err, PG_EINVAL, "checks.token_file %s: the first line must hold the "
-			   "token (1 to %zu characters)", path, outlen - 1);
-		goto out;
-	}
-	for (const char *p = s; p < e; p++)
-		if (*p <= ' ' || *p > '~') {
-			pg_err_set(err, PG_EINVAL, "checks.token_file %s: the token must be printable "
-				   "ASCII without spaces", path);
-			goto out;
-		}
-	memcpy(out, s, (size_t)(e - s));
-	out[e - s] = '\0';
-	if (stat(path, &sb) == 0 && (sb.st_mode & 077))
-		pg_log_warn(LOG_COMP, "checks.token_file %s is readable by others (mode %03o): "
-			    "chmod 600 it", path, (unsigned int)(sb.st_mode & 0777));
-	rc = 0;
-out:
-	if (b.data)
-		OPENSSL_cleanse(b.data, b.len);
-	pg_buf_release(&b);
-	return rc;
-}
 
 static int make_client(struct ctl_outbox *o, const struct ctl_checks *k, struct pg_err *err)
 {
@@ -67,7 +27,8 @@ static int make_client(struct ctl_outbox *o, const struct ctl_checks *k, struct 
 	char token[CTL_OUTBOX_TOKEN_MAX + 1];
 	int rc;
 
-	if (read_token(k->token_file, token, sizeof(token), err) < 0)
+	if (pg_token_read(k->token_file, "checks.token_file", 1, PG_TOKEN_WARN_SHARED, token,
+			  sizeof(token), err) < 0)
 		return -1;
 	po.base_url = k->patchwork_url;
 	po.project = k->project;
