@@ -14,6 +14,7 @@
 #include "intake_src.h"
 #include "json.h"
 #include "log.h"
+#include "text.h"
 #include "time.h"
 
 #define CTL_MAX_CLI_SOURCES 64
@@ -381,11 +382,11 @@ static int series_show(struct store *st, const char *id_text, int as_json)
 {
 	struct pg_err err = PG_ERR_INIT;
 	cJSON *o = NULL;
-	char *end = NULL, *text = NULL;
-	long long id = strtoll(id_text, &end, 10);
+	char *text = NULL;
+	int64_t id;
 	int rc = 1;
 
-	if (!*id_text || *end || id <= 0) {
+	if (pg_parse_id(id_text, &id) < 0) {
 		fprintf(stderr, "perfgate-controller: series show: '%s' is not a series id\n",
 			id_text);
 		return 2;

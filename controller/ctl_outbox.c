@@ -16,6 +16,7 @@
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
+#include "text.h"
 #include "time.h"
 #include "token.h"
 
@@ -238,23 +239,20 @@ static int cmd_retry(const struct ctl_config *cfg, const char *kind, const char 
 {
 	struct pg_err err = PG_ERR_INIT;
 	struct store *st = NULL;
-	char *end = NULL;
-	long long id;
+	int64_t id;
 	int rc = 1;
 
-	errno = 0;
-	id = strtoll(id_text, &end, 10);
-	if (errno || end == id_text || *end || id <= 0) {
+	if (pg_parse_id(id_text, &id) < 0) {
 		usage();
 		return 2;
 	}
 	if (open_store(cfg, &st) < 0)
 		return 1;
-	if (outbox_retry(st, kind, (int64_t)id, pg_time_wall_ms() / 1000, &err) < 0) {
+	if (outbox_retry(st, kind, id, pg_time_wall_ms() / 1000, &err) < 0) {
 		fprintf(stderr, "perfgate-controller: outbox retry: %s\n", err.msg);
 		goto out;
 	}
-	fprintf(stderr, "perfgate-controller: %s %lld queued again; the daemon delivers it at its "
+	fprintf(stderr, "perfgate-controller: %s %" PRId64 " queued again; the daemon delivers it at its "
 		"next pass\n", kind, id);
 	rc = 0;
 out:

@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "conffile.h"
 #include "fsutil.h"
+#include "text.h"
 
 int ctl_verdict_pass(const struct ctl_config *cfg, struct store *st,
 		     const struct profile_set *ps, int64_t run_id, struct pg_buf *report,
@@ -26,21 +27,6 @@ int ctl_verdict_pass(const struct ctl_config *cfg, struct store *st,
 	if (stats)
 		*stats = vp.stats;
 	return rc;
-}
-
-/* A run id from the command line: 1 and up. */
-static int parse_id(const char *text, int64_t *id)
-{
-	char *end;
-	long long v;
-
-	if (!text || !*text || *text == '-')
-		return -1;
-	v = strtoll(text, &end, 10);
-	if (*end || v <= 0)
-		return -1;
-	*id = v;
-	return 0;
 }
 
 /* Open the store (which must exist) and load the profiles. */
@@ -68,7 +54,7 @@ int ctl_cmd_verdicts(const struct ctl_config *cfg, int argc, char **argv)
 	int rc = 1;
 
 	if (argc == 3 && !strcmp(argv[1], "--run")) {
-		if (parse_id(argv[2], &run_id) < 0)
+		if (pg_parse_id(argv[2], &run_id) < 0)
 			goto usage;
 	} else if (argc != 1) {
 		goto usage;
@@ -100,7 +86,7 @@ int ctl_cmd_run(const struct ctl_config *cfg, int argc, char **argv)
 	int64_t run_id = 0;
 	int rc = 1;
 
-	if (argc != 3 || strcmp(argv[1], "show") || parse_id(argv[2], &run_id) < 0) {
+	if (argc != 3 || strcmp(argv[1], "show") || pg_parse_id(argv[2], &run_id) < 0) {
 		fprintf(stderr, "usage: perfgate-controller run show ID\n");
 		return 2;
 	}

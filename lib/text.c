@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "text.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
 int pg_hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
@@ -31,4 +34,29 @@ size_t pg_utf8_cut(const char *s, size_t len)
 	else
 		return len;	/* ASCII, or stray continuation bytes */
 	return len - (i - 1) < need ? i - 1 : len;
+}
+
+int pg_parse_ll(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int pg_parse_id(const char *s, int64_t *out)
+{
+	long long v;
+
+	if (pg_parse_ll(s, 1, INT64_MAX, &v) < 0)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
 }

@@ -5,6 +5,7 @@
 /* Small text helpers shared by the parsers. */
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The value of a hexadecimal digit (either case), or -1. */
 int pg_hexval(unsigned char c);
@@ -13,5 +14,13 @@ int pg_hexval(unsigned char c);
  * len itself, or less when the last sequence is incomplete.  Invalid
  * bytes are left as they are. */
 size_t pg_utf8_cut(const char *s, size_t len);
+
+/* A whole string of decimal digits (an optional sign first) as a number in
+ * [min, max]: 0 with *out set, or -1 (empty, trailing characters, out of
+ * range or of long long's range), *out untouched. */
+int pg_parse_ll(const char *s, long long min, long long max, long long *out);
+
+/* An id from a command line or a URL: pg_parse_ll() in [1, INT64_MAX]. */
+int pg_parse_id(const char *s, int64_t *out);
 
 #endif

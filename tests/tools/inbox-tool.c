@@ -18,7 +18,6 @@
  *
  * Exit status: 0 done, 1 error (message on stderr), 2 usage.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include "err.h"
 #include "inbox.h"
 #include "log.h"
+#include "text.h"
 
 #define EXIT_USAGE 2
 #define MSGID_MAX 998
@@ -43,19 +43,6 @@ static int usage(void)
 	fprintf(stderr, "usage: inbox-tool walk [-m MAXSIZE] [-n N] [-t MS] SRC MIRROR|- [EPOCH:OID...]\n"
 			"       inbox-tool epochs SRC MIRROR|-\n");
 	return EXIT_USAGE;
-}
-
-static int parse_ll(const char *s, long long min, long long max, long long *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /*
@@ -155,7 +142,7 @@ static int parse_cursor_arg(const char *s, struct pg_inbox_cursor *c)
 	n = (size_t)(colon - s);
 	memcpy(num, s, n);
 	num[n] = '\0';
-	if (parse_ll(num, 0, PG_INBOX_EPOCH_MAX, &e) < 0 || strlen(colon + 1) >= sizeof(c->oid))
+	if (pg_parse_ll(num, 0, PG_INBOX_EPOCH_MAX, &e) < 0 || strlen(colon + 1) >= sizeof(c->oid))
 		return -1;
 	c->epoch = (int)e;
 	/* Not validated here: the reader's answer to a bad cursor is what
@@ -198,7 +185,7 @@ static int cmd_walk(int argc, char **argv)
 			dst = &timeout_ms;
 		else
 			return usage();
-		if (i + 1 >= argc || parse_ll(argv[i + 1], 1, 1LL << 40, dst) < 0)
+		if (i + 1 >= argc || pg_parse_ll(argv[i + 1], 1, 1LL << 40, dst) < 0)
 			return usage();
 		i++;
 	}

@@ -14,7 +14,6 @@
  * Both print "queued N" (N rows added).  Exit status: 0 done, 1 error
  * (message on stderr), 2 usage.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include "outbox.h"
 #include "store.h"
 #include "time.h"
+#include "text.h"
 
 #define EXIT_USAGE 2
 
@@ -35,19 +35,6 @@ static void usage(void)
 		"usage: outbox-tool queue-check CONFIG RUN CONTEXT STATE DESCRIPTION "
 		"[TARGET_URL|-] [--all-patches]\n"
 		"       outbox-tool queue-mail CONFIG RUN CONTEXT STATE DESCRIPTION [TABLE_FILE]\n");
-}
-
-static int parse_id(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v <= 0)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -63,7 +50,7 @@ int main(int argc, char **argv)
 	int rc = 1;
 
 	if (argc < 7 || (strcmp(argv[1], "queue-check") != 0 && strcmp(argv[1], "queue-mail") != 0) ||
-	    parse_id(argv[3], &run) < 0) {
+	    pg_parse_id(argv[3], &run) < 0) {
 		usage();
 		return EXIT_USAGE;
 	}

@@ -31,6 +31,7 @@
 #include "log.h"
 #include "report_mail.h"
 #include "smtp.h"
+#include "text.h"
 
 #define EXIT_USAGE 2
 #define EXIT_TRANSIENT 3
@@ -41,19 +42,6 @@ static int usage(void)
 	fprintf(stderr, "usage: pg-sendmail -c CONTROLLER.json [--run-id N] [--print] "
 		"REPORT.json\n");
 	return EXIT_USAGE;
-}
-
-static int parse_id(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v <= 0)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -78,7 +66,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
 			conf_path = argv[++i];
 		else if (strcmp(argv[i], "--run-id") == 0 && i + 1 < argc) {
-			if (parse_id(argv[++i], &run_id) < 0)
+			if (pg_parse_id(argv[++i], &run_id) < 0)
 				return usage();
 		} else if (strcmp(argv[i], "--print") == 0)
 			print = true;

@@ -42,6 +42,7 @@
 #include "proc.h"
 #include "profile.h"
 #include "sandbox.h"
+#include "text.h"
 
 #define EXIT_USAGE 2
 #define MAX_TARGETS 16
@@ -54,19 +55,6 @@ struct tool {
 	struct timespec start;
 	double stop_after;	/* seconds; <= 0: never */
 };
-
-static int parse_ll(const char *s, long long min, long long max, long long *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 static void on_log(void *arg, const char *text, size_t len)
 {
@@ -305,7 +293,7 @@ int main(int argc, char **argv)
 			targets[n_targets++] = optarg;
 			break;
 		case 'o':
-			if (parse_ll(optarg, 1, 86400, &v) < 0)
+			if (pg_parse_ll(optarg, 1, 86400, &v) < 0)
 				goto usage;
 			spec.timeout_s = (unsigned int)v;
 			break;
@@ -316,17 +304,17 @@ int main(int argc, char **argv)
 				goto usage;
 			break;
 		case 'C':
-			if (parse_ll(optarg, 0, SANDBOX_CPU_S_MAX, &v) < 0)
+			if (pg_parse_ll(optarg, 0, SANDBOX_CPU_S_MAX, &v) < 0)
 				goto usage;
 			sbx.cpu_s = v;
 			break;
 		case 'M':
-			if (parse_ll(optarg, 0, SANDBOX_MEMORY_MB_MAX, &v) < 0)
+			if (pg_parse_ll(optarg, 0, SANDBOX_MEMORY_MB_MAX, &v) < 0)
 				goto usage;
 			sbx.memory_mb = v;
 			break;
 		case 'P':
-			if (parse_ll(optarg, 0, SANDBOX_MAX_PROCS_MAX, &v) < 0)
+			if (pg_parse_ll(optarg, 0, SANDBOX_MAX_PROCS_MAX, &v) < 0)
 				goto usage;
 			sbx.max_procs = v;
 			break;
@@ -338,7 +326,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'x':
-			if (parse_ll(optarg, 1, 86400, &v) < 0)
+			if (pg_parse_ll(optarg, 1, 86400, &v) < 0)
 				goto usage;
 			t.stop_after = (double)v;
 			break;

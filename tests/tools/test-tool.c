@@ -22,21 +22,9 @@
 #include "buf.h"
 #include "err.h"
 #include "store.h"
+#include "text.h"
 
 #define EXIT_USAGE 2
-
-static int parse_ll(const char *s, long long min, long long max, long long *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 /* ---- store-write-loop ------------------------------------------------- */
 
@@ -163,7 +151,7 @@ static int cmd_store_write_loop(int argc, char **argv)
 	int rc = 1;
 
 	if (argc < 2 || argc > 3 ||
-	    (argc == 3 && parse_ll(argv[2], 1, INT64_MAX, &count) < 0)) {
+	    (argc == 3 && pg_parse_ll(argv[2], 1, INT64_MAX, &count) < 0)) {
 		fprintf(stderr, "usage: test-tool store-write-loop DB [N]\n");
 		return EXIT_USAGE;
 	}
@@ -290,7 +278,7 @@ static int cmd_store_schema(int argc, char **argv)
 {
 	long long v;
 
-	if (argc != 2 || parse_ll(argv[1], 1, STORE_SCHEMA_VERSION, &v) < 0) {
+	if (argc != 2 || pg_parse_ll(argv[1], 1, STORE_SCHEMA_VERSION, &v) < 0) {
 		fprintf(stderr, "usage: test-tool store-schema VERSION (1..%d)\n",
 			STORE_SCHEMA_VERSION);
 		return EXIT_USAGE;

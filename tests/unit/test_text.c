@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include <limits.h>
+
 #include "text.h"
 
 static void test_hexval(void **state)
@@ -41,11 +43,39 @@ static void test_utf8_cut(void **state)
 	assert_int_equal(pg_utf8_cut("ab\x80\x80\x80\x80", 6), 6);
 }
 
+static void test_parse(void **state)
+{
+	long long v = 7;
+	int64_t id = 7;
+
+	(void)state;
+	assert_int_equal(pg_parse_ll("42", 0, 100, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(pg_parse_ll("-5", -10, 10, &v), 0);
+	assert_int_equal(v, -5);
+	v = 7;
+	assert_int_equal(pg_parse_ll("101", 0, 100, &v), -1);
+	assert_int_equal(pg_parse_ll("-1", 0, 100, &v), -1);
+	assert_int_equal(pg_parse_ll("", 0, 100, &v), -1);
+	assert_int_equal(pg_parse_ll(NULL, 0, 100, &v), -1);
+	assert_int_equal(pg_parse_ll("12x", 0, 100, &v), -1);
+	assert_int_equal(pg_parse_ll("99999999999999999999", 0, LLONG_MAX, &v), -1);
+	assert_int_equal(v, 7);
+	assert_int_equal(pg_parse_id("9223372036854775807", &id), 0);
+	assert_true(id == INT64_MAX);
+	id = 7;
+	assert_int_equal(pg_parse_id("0", &id), -1);
+	assert_int_equal(pg_parse_id("-3", &id), -1);
+	assert_int_equal(pg_parse_id("abc", &id), -1);
+	assert_true(id == 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hexval),
 		cmocka_unit_test(test_utf8_cut),
+		cmocka_unit_test(test_parse),
 	};
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);
 }
