@@ -61,7 +61,7 @@ int pg_token_read(const char *path, const char *what, size_t min_len, unsigned i
 	rc = 0;
 out:
 	if (b.data)
-		explicit_bzero(b.data, b.len);
+		explicit_bzero(b.data, b.alloc);
 	pg_buf_release(&b);
 	return rc;
 }
