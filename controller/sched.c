@@ -932,8 +932,10 @@ static int sched_check_result(const struct sched_result_in *res, struct pg_err *
 			return pg_err_set(err, PG_EINVAL,
 					  "sample %zu: unit must be at most %d bytes"
 					  " without control characters", i, SCHED_SAMPLE_NAME_MAX);
-		if (s->repetition < 0)
-			return pg_err_set(err, PG_EINVAL, "sample %zu: negative repetition", i);
+		if (s->repetition < 0 || s->repetition > SCHED_REPETITION_MAX)
+			return pg_err_set(err, PG_EINVAL, "sample %zu: repetition %lld is not in"
+					  " 0..%d", i, (long long)s->repetition,
+					  SCHED_REPETITION_MAX);
 		if (!isfinite(s->value))
 			return pg_err_set(err, PG_EINVAL, "sample %zu: value is not a finite number",
 					  i);

@@ -114,6 +114,8 @@
 #define SCHED_FINGERPRINT_MAX (64 * 1024)
 #define SCHED_MAX_SAMPLES 100000
 #define SCHED_SAMPLE_NAME_MAX 255	/* benchmark, metric, unit */
+#define SCHED_REPETITION_MAX 1000000	/* a sample's repetition number (the spec's
+					 * repetitions are bounded alike) */
 #define SCHED_HASH_MIN 32		/* hex digits of a token hash or digest */
 #define SCHED_HASH_MAX 128
 #define SCHED_MAX_ATTEMPTS 100		/* the most max_attempts may be */
@@ -245,7 +247,7 @@ struct sched_sample {
 	const char *side;		/* "base" or "patched" */
 	const char *benchmark;		/* 1..SCHED_SAMPLE_NAME_MAX bytes */
 	const char *metric;		/* 1..SCHED_SAMPLE_NAME_MAX bytes */
-	int64_t repetition;		/* >= 0; (side, benchmark, metric,
+	int64_t repetition;		/* 0..SCHED_REPETITION_MAX; (side, benchmark, metric,
 					 * repetition) unique per result */
 	double value;			/* finite */
 	const char *unit;		/* NULL for "" */

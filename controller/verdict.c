@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stats.h"
@@ -153,10 +154,10 @@ static void classify(const struct verdict_params *pm, struct verdict_key *k)
 		    k->n_base == 0 ? "the base side" : "the patched side");
 		return;
 	}
-	if (k->base_cv_pct > pm->noise_limit_pct) {
+	if (k->noise_pct > pm->noise_limit_pct) {
 		k->cls = VERDICT_NOISY;
-		put(k->reason, sizeof(k->reason), "base CV %.1f%% > noise limit %g%%",
-		    k->base_cv_pct, pm->noise_limit_pct);
+		put(k->reason, sizeof(k->reason), "%s CV %.1f%% > noise limit %g%%",
+		    k->paired ? "ratio" : "base", k->noise_pct, pm->noise_limit_pct);
 		return;
 	}
 	fmt_pct(e, sizeof(e), k->effect_pct);
@@ -187,16 +188,72 @@ static void classify(const struct verdict_params *pm, struct verdict_key *k)
 	}
 	k->cls = VERDICT_INCONCLUSIVE;
 	if (k->p_min >= pm->alpha) {
-		char pmin[32];
+		char pmin[32], runs[64];
 
+		if (k->paired)
+			put(runs, sizeof(runs), "%zu pair%s", k->n_pairs,
+			    k->n_pairs == 1 ? "" : "s");
+		else
+			put(runs, sizeof(runs), "%zu+%zu runs", k->n_base, k->n_patched);
 		put(k->reason, sizeof(k->reason),
-		    "%s beyond %s but p=%s >= %g: %zu+%zu runs cannot reach p < %g "
-		    "(smallest p %s)", e, t, p, pm->alpha, k->n_base, k->n_patched,
-		    pm->alpha, fmt_p(pmin, sizeof(pmin), k->p_min));
+		    "%s beyond %s but p=%s >= %g: %s cannot reach p < %g (smallest p %s)", e, t,
+		    p, pm->alpha, runs, pm->alpha, fmt_p(pmin, sizeof(pmin), k->p_min));
 	} else {
 		put(k->reason, sizeof(k->reason), "%s beyond %s but p=%s >= %g", e, t, p,
 		    pm->alpha);
 	}
+}
+
+/* Whether the pairs can be compared as ratios: some, every value > 0
+ * (and finite, which verdict_key_eval() checks with the statistics). */
+static bool pairs_usable(const struct verdict_key_in *in)
+{
+	if (in->n_pairs == 0 || !in->pair_base || !in->pair_patched)
+		return false;
+	for (size_t i = 0; i < in->n_pairs; i++)
+		if (!(in->pair_base[i] > 0 && in->pair_patched[i] > 0))
+			return false;
+	return true;
+}
+
+/* The paired comparison (verdict.h): change, p, shift and noise from the
+ * ratios patched_i/base_i of the pairs. */
+static int eval_paired(const struct verdict_key_in *in, struct verdict_key *out,
+		       struct pg_err *err)
+{
+	double sign = in->higher_is_better ? 1 : -1, med, walsh, cv;
+	double *r = malloc(2 * in->n_pairs * sizeof(*r)), *lr;
+	struct stats_wsr w;
+	int rc = -1;
+
+	if (!r)
+		return pg_err_set(err, PG_ENOMEM, "out of memory for %zu pairs", in->n_pairs);
+	lr = r + in->n_pairs;
+	for (size_t i = 0; i < in->n_pairs; i++) {
+		r[i] = in->pair_patched[i] / in->pair_base[i];
+		lr[i] = log(r[i]);
+	}
+	if (stats_median(r, in->n_pairs, &med, err) < 0 ||
+	    stats_cv_robust(r, in->n_pairs, &cv, err) < 0 ||
+	    stats_wilcoxon_signed_rank(lr, in->n_pairs, &w, err) < 0 ||
+	    stats_walsh_median(lr, in->n_pairs, &walsh, err) < 0) {
+		pg_err_prefix(err, "pairs");
+		goto out;
+	}
+	out->paired = true;
+	out->n_pairs = in->n_pairs;
+	out->change_pct = 100 * (med - 1);
+	out->effect_pct = sign * out->change_pct;
+	/* every log ratio 0: nothing ranked, nothing changed */
+	out->p = w.n ? w.p : 1;
+	out->p_exact = w.n ? w.exact : true;
+	out->p_min = stats_wsr_min_p(in->n_pairs);
+	out->hl_effect_pct = sign * 100 * expm1(walsh);
+	out->noise_pct = 100 * cv;
+	rc = 0;
+out:
+	free(r);
+	return rc;
 }
 
 int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_params *params,
@@ -210,12 +267,17 @@ int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_param
 	out->base_median = out->patched_median = out->delta = NAN;
 	out->change_pct = out->effect_pct = out->p = out->p_min = NAN;
 	out->hl_effect_pct = out->hl_lo_pct = out->hl_hi_pct = out->hl_conf = NAN;
-	out->base_cv_pct = out->patched_cv_pct = NAN;
+	out->base_cv_pct = out->patched_cv_pct = out->noise_pct = NAN;
 	if (!in->benchmark || !in->key)
 		return pg_err_set(err, PG_EINVAL, "verdict: a key without a name");
-	if ((in->n_base > 0 && !in->base) || (in->n_patched > 0 && !in->patched))
+	if ((in->n_base > 0 && !in->base) || (in->n_patched > 0 && !in->patched) ||
+	    (in->n_pairs > 0 && (!in->pair_base || !in->pair_patched)))
 		return pg_err_set(err, PG_EINVAL, "verdict for %s %s: samples without an array",
 				  in->benchmark, in->key);
+	if (in->n_pairs > in->n_base || in->n_pairs > in->n_patched)
+		return pg_err_set(err, PG_EINVAL, "verdict for %s %s: %zu pairs of %zu+%zu runs",
+				  in->benchmark, in->key, in->n_pairs, in->n_base,
+				  in->n_patched);
 	out->benchmark = in->benchmark;
 	out->key = in->key;
 	out->gated = in->gated;
@@ -232,14 +294,22 @@ int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_param
 	if (stats_cv_robust(in->patched, in->n_patched, &cv, err) < 0)
 		goto fail;
 	out->patched_cv_pct = 100 * cv;
+	if (in->n_base > 0 && in->n_patched > 0)
+		out->delta = out->patched_median - out->base_median;
+	if (in->n_base > 0 && in->n_patched > 0 && pairs_usable(in)) {
+		if (eval_paired(in, out, err) < 0)
+			goto fail;
+		classify(params, out);
+		return 0;
+	}
 	if (stats_mann_whitney(in->patched, in->n_patched, in->base, in->n_base, &mw, err) < 0 ||
 	    stats_hodges_lehmann(in->patched, in->n_patched, in->base, in->n_base,
 				 1 - params->alpha, &hl, err) < 0)
 		goto fail;
+	out->noise_pct = out->base_cv_pct;
 	if (in->n_base > 0 && in->n_patched > 0) {
 		double sign = in->higher_is_better ? 1 : -1;
 
-		out->delta = out->patched_median - out->base_median;
 		out->change_pct = rel_pct(out->delta, out->base_median);
 		out->effect_pct = sign * out->change_pct;
 		out->p = mw.p;
@@ -281,7 +351,7 @@ static double badness(enum verdict_why why, const struct verdict_key *k)
 	if (!k)
 		return -INFINITY;
 	if (why == VERDICT_WHY_NOISY)
-		return k->base_cv_pct;
+		return k->noise_pct;
 	return isnan(k->effect_pct) ? -INFINITY : -k->effect_pct;
 }
 
@@ -350,8 +420,9 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 		    in->repetitions, mode);
 		break;
 	case VERDICT_WHY_NOISY:
-		put(s, len, "noisy host %s (base CV %.1f%% > %g%%)", host,
-		    w ? w->base_cv_pct : NAN, in->params->noise_limit_pct);
+		put(s, len, "noisy host %s (%s CV %.1f%% > %g%%)", host,
+		    w && w->paired ? "ratio" : "base", w ? w->noise_pct : NAN,
+		    in->params->noise_limit_pct);
 		break;
 	case VERDICT_WHY_BENCH_FAILURE:
 		if (!w)
@@ -591,7 +662,7 @@ int verdict_table_text(struct pg_buf *out, const struct verdict_key *keys, size_
 	static const char *const head[] = { "benchmark", "key", "runs", "base", "patched",
 					    "delta", "change", "p", "verdict" };
 	int w[9];
-	bool lower = false, ungated = false;
+	bool lower = false, ungated = false, paired = false;
 	struct row r;
 	int rc = 0;
 
@@ -609,6 +680,7 @@ int verdict_table_text(struct pg_buf *out, const struct verdict_key *keys, size_
 		widen(&w[7], r.p);
 		lower |= !keys[i].higher_is_better;
 		ungated |= !keys[i].gated;
+		paired |= keys[i].paired;
 	}
 	rc |= pg_buf_printf(out, "%-*s  %-*s  %-*s  %*s  %*s  %*s  %*s  %*s  %s\n", w[0], head[0],
 			    w[1], head[1], w[2], head[2], w[3], head[3], w[4], head[4], w[5],
@@ -622,6 +694,9 @@ int verdict_table_text(struct pg_buf *out, const struct verdict_key *keys, size_
 	}
 	if (rc == 0 && lower)
 		rc |= pg_buf_adds(out, "* lower is better\n");
+	if (rc == 0 && paired)
+		rc |= pg_buf_adds(out, "change, p: median of the patched/base ratios of runs done "
+				  "back to back, Wilcoxon signed-rank test\n");
 	if (rc == 0 && ungated)
 		rc |= pg_buf_adds(out, "(verdict): reported only, the key does not gate\n");
 	if (rc != 0)

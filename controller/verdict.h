@@ -21,25 +21,42 @@
  * is the same change signed so that NEGATIVE IS WORSE: -change_pct for a
  * lower-is-better key.  A regression is effect_pct < -threshold_pct.
  *
+ * Paired or not.  The agent runs the two sides interleaved (base,
+ * patched, base, patched... alternating which goes first), so each
+ * repetition gives a pair of runs done back to back on the same host.
+ * When the caller passes those pairs (and every value in them is > 0) the
+ * comparison is PAIRED: the change is the median of the ratios
+ * patched_i/base_i, p comes from the Wilcoxon signed-rank test on their
+ * logarithms, the shift is the Walsh median (one-sample Hodges-Lehmann)
+ * of the logarithms, and the noise is the ratios' robust CV.  That is the
+ * design's answer to hosts whose speed drifts or switches between levels
+ * over minutes (measured on this project's lab VM: +-40 % every minute or
+ * two): a drift moves both runs of a pair, so it cancels in the ratio,
+ * while an unpaired comparison sees it as spread and loses the effect in
+ * it.  Without pairs (old samples, or values <= 0) the comparison is
+ * UNPAIRED: medians of each side, Mann-Whitney U, the two-sample
+ * Hodges-Lehmann shift, and the base side's robust CV as the noise.
+ *
  * Key rules, in order (the first that applies):
  *   missing       a side has no samples
- *   noisy         the base side's robust CV (stats_cv_robust(), see
- *                 stats.h for why robust) exceeds noise_limit_pct: a
- *                 warning naming the host, never a pass or a fail, and no
- *                 more repetitions (they would not make the host quieter)
+ *   noisy         the noise (see above; stats_cv_robust(), see stats.h for
+ *                 why robust) exceeds noise_limit_pct: a warning naming
+ *                 the host, never a pass or a fail, and no more
+ *                 repetitions (they would not make the host quieter)
  *   no-change     |effect_pct| <= threshold_pct, whatever p says
- *   regression    effect_pct < -threshold_pct, Mann-Whitney p < alpha, and
- *                 the Hodges-Lehmann shift points the same way
+ *   regression    effect_pct < -threshold_pct, p < alpha, and the
+ *                 Hodges-Lehmann shift points the same way
  *   improvement   effect_pct > threshold_pct, p < alpha, the shift agrees
  *   inconclusive  beyond the threshold without significance
  *
- * Small samples.  The exact two-sided p cannot fall below
- * stats_mw_min_p(n_base, n_patched): 0.1 with 3 + 3 repetitions, so with
- * alpha 0.05 a shift beyond the threshold is ALWAYS inconclusive at 3
- * runs per side, however large.  That is deliberate: three runs cannot
- * tell a slowdown from a bad minute.  The key's reason then says so and
- * gives the smallest p reachable; the job asks for more repetitions (4 + 4
- * can reach 0.029, 5 + 5 0.0079), up to the context's max_repetitions.
+ * Small samples.  The exact two-sided p cannot fall below a floor set by
+ * the counts: paired, stats_wsr_min_p(n_pairs) is 0.25 with 3 pairs and
+ * 0.031 with 6; unpaired, stats_mw_min_p(n_base, n_patched) is 0.1 with
+ * 3 + 3.  So with alpha 0.05 a change beyond the threshold is ALWAYS
+ * inconclusive at 3 runs per side, however large.  That is deliberate:
+ * three runs cannot tell a slowdown from a bad minute.  The key's reason
+ * then says so and gives the smallest p reachable; the job asks for more
+ * repetitions, up to the context's max_repetitions.
  *
  * Follow-ups.  A job that is pending-more-repetitions gets a follow-up job
  * on the same host with the same build directories; the caller then
@@ -94,6 +111,12 @@ struct verdict_key_in {
 	bool higher_is_better;		/* profile_key_higher_is_better(key) */
 	bool gated;			/* profile_gate_matches(benchmark, key):
 					 * false keys are reported only */
+	/* The runs done back to back: pair_base[i] and pair_patched[i] are
+	 * the two sides of one repetition (values also in base[] and
+	 * patched[]).  NULL when n_pairs is 0: the comparison is then
+	 * unpaired. */
+	const double *pair_base, *pair_patched;
+	size_t n_pairs;
 };
 
 #define VERDICT_REASON_MAX 200
@@ -105,24 +128,35 @@ struct verdict_key {
 	size_t n_base, n_patched;
 	double base_median, patched_median;	/* NaN for a side without samples */
 	double delta;			/* patched_median - base_median */
-	double change_pct;		/* 100 (patched/base - 1); when the base
-					 * median is 0: 0 if the patched one is
-					 * too, else +-inf */
+	bool paired;			/* the comparison used the pairs */
+	size_t n_pairs;			/* the pairs used; 0 when unpaired */
+	double change_pct;		/* paired: 100 (median of the ratios
+					 * patched_i/base_i - 1); unpaired: 100
+					 * (patched/base medians - 1), and when
+					 * the base median is 0: 0 if the
+					 * patched one is too, else +-inf */
 	double effect_pct;		/* change_pct, negated for lower-is-better */
-	double p;			/* two-sided Mann-Whitney p */
+	double p;			/* two-sided p: Wilcoxon signed-rank on
+					 * the log ratios when paired, else
+					 * Mann-Whitney */
 	bool p_exact;
 	double p_min;			/* the smallest p these n can give */
-	double hl_effect_pct;		/* Hodges-Lehmann shift / |base median|,
-					 * signed like effect_pct */
-	double hl_lo_pct, hl_hi_pct;	/* its interval, same scale and sign,
-					 * lo <= hi */
+	double hl_effect_pct;		/* the Hodges-Lehmann shift as a change
+					 * in %, signed like effect_pct: paired,
+					 * exp(Walsh median of the log ratios) -
+					 * 1; unpaired, shift / |base median| */
+	double hl_lo_pct, hl_hi_pct;	/* unpaired: its interval, same scale
+					 * and sign, lo <= hi; NaN when paired */
 	double hl_conf;			/* the level that interval achieves; the
 					 * level asked is 1 - alpha */
 	double base_cv_pct, patched_cv_pct;	/* robust CV; NaN with < 2 values */
+	double noise_pct;		/* what the noise rule compared: the
+					 * ratios' robust CV when paired, else
+					 * base_cv_pct */
 	/* Why this class, for people: "-7.2% beyond -5% and p=0.0079 <
-	 * 0.05", "+1.1% within 5%", "base CV 9.1% > noise limit 5%", "-6.4%
-	 * beyond -5% but p=0.1 >= 0.05: 3+3 runs cannot reach p < 0.05
-	 * (smallest p 0.1)", "no samples on the patched side". */
+	 * 0.05", "+1.1% within 5%", "ratio CV 9.1% > noise limit 5%",
+	 * "-6.4% beyond -5% but p=0.25 >= 0.05: 3 pairs cannot reach p <
+	 * 0.05 (smallest p 0.25)", "no samples on the patched side". */
 	char reason[VERDICT_REASON_MAX];
 };
 
@@ -209,7 +243,7 @@ struct verdict_job {
 	enum verdict_why why;
 	/* The key the summary names: the worst regression, the patched-side
 	 * failure, the worst worse-direction inconclusive key, the noisiest
-	 * base, the missing key; on success the gated key with the lowest
+	 * key (noise_pct), the missing key; on success the gated key with the lowest
 	 * effect.  NULL when no key is involved. */
 	const struct verdict_key *worst;
 	/* When pending: how many more runs per side to ask of the follow-up
@@ -219,8 +253,8 @@ struct verdict_job {
 	       n_missing;		/* gated keys per class */
 	/* A few words, without the "Performance Testing ..." prefix:
 	 * "mempool.cache...: -7.2% (p=0.004) on release", "noisy host lab-3
-	 * (base CV 9.1% > 5%)", "apply patch failure".  At most
-	 * VERDICT_DESC_LIMIT bytes. */
+	 * (ratio CV 9.1% > 5%)" ("base CV" when unpaired), "apply patch
+	 * failure".  At most VERDICT_DESC_LIMIT bytes. */
 	char summary[VERDICT_DESC_MAX];
 };
 
@@ -250,7 +284,7 @@ struct verdict_context {
 	/* Patchwork's description, under VERDICT_DESC_LIMIT bytes, in DPDK's
 	 * habit: "Performance Testing PASS", "Performance Testing FAIL:
 	 * KEY: -7.2% (p=0.004) on release", "apply patch failure", "build
-	 * failure", "Performance Testing WARNING: noisy host lab-3 (base CV
+	 * failure", "Performance Testing WARNING: noisy host lab-3 (ratio CV
 	 * 9.1% > 5%)", "Performance Testing PENDING: ...".  A pass adds its
 	 * worst gated key: "Performance Testing PASS (worst: KEY -1.2% on
 	 * release)". */
@@ -273,7 +307,9 @@ int verdict_context_eval(const struct verdict_job *jobs, size_t n,
  *
  * "runs" is base/patched samples; medians and delta are printed whole
  * from 1000 up to 1e12, else with 4 significant digits; "-" for
- * undefined; change and p as in descriptions; a verdict in parentheses is
+ * undefined; change and p as in descriptions (a line under the table says
+ * how they were found when a key was compared in pairs: then change is not
+ * patched/base - 1 of the medians shown); a verdict in parentheses is
  * reported only (key not gated); "*" after a key marks lower-is-better.
  * Keys longer than 64 bytes are shortened in the middle with "...".
  * Appends to out; returns 0, or -1 with err when out's limit is reached

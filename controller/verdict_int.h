@@ -27,7 +27,12 @@
 struct vp_key {
 	char *benchmark, *metric, *unit;
 	double *v[VP_SIDES];
+	int64_t *tag[VP_SIDES];		/* each value's round and repetition:
+					 * attempt << 32 | repetition */
 	size_t n[VP_SIDES], cap[VP_SIDES];
+	double *pair[VP_SIDES];		/* the values of the same tag on both
+					 * sides, in tag order */
+	size_t n_pairs;
 };
 
 /* A job as the verdict sees it.  Filled by vp_job_load(); vp_job_eval()

@@ -45,8 +45,11 @@ void vp_job_release(struct vp_job *j)
 		free(j->keys[i].benchmark);
 		free(j->keys[i].metric);
 		free(j->keys[i].unit);
-		for (int s = 0; s < VP_SIDES; s++)
+		for (int s = 0; s < VP_SIDES; s++) {
 			free(j->keys[i].v[s]);
+			free(j->keys[i].tag[s]);
+			free(j->keys[i].pair[s]);
+		}
 	}
 	free(j->keys);
 	free(j->vkeys);
@@ -233,18 +236,49 @@ out:
 	return rc;
 }
 
-static int push_value(struct vp_key *k, int side, double v, struct pg_err *err)
+static int push_value(struct vp_key *k, int side, double v, int64_t tag, struct pg_err *err)
 {
 	if (k->n[side] == k->cap[side]) {
 		size_t nc = k->cap[side] ? 2 * k->cap[side] : 16;
 		double *nv = realloc(k->v[side], nc * sizeof(*nv));
+		int64_t *nt;
 
 		if (!nv)
 			return pg_err_set(err, PG_ENOMEM, "out of memory");
 		k->v[side] = nv;
+		nt = realloc(k->tag[side], nc * sizeof(*nt));
+		if (!nt)
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		k->tag[side] = nt;
 		k->cap[side] = nc;
 	}
-	k->v[side][k->n[side]++] = v;
+	k->v[side][k->n[side]] = v;
+	k->tag[side][k->n[side]++] = tag;
+	return 0;
+}
+
+/* The pairs of k: the base and patched values of the same round and
+ * repetition, which the agent ran back to back (runner_dpdk.c).  Both
+ * sides come in tag order, so one merge finds them. */
+static int make_pairs(struct vp_key *k, struct pg_err *err)
+{
+	size_t n = k->n[0] < k->n[1] ? k->n[0] : k->n[1], a = 0, b = 0;
+
+	if (n == 0)
+		return 0;
+	for (int s = 0; s < VP_SIDES; s++)
+		if (!(k->pair[s] = malloc(n * sizeof(double))))
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+	while (a < k->n[0] && b < k->n[1]) {
+		if (k->tag[0][a] < k->tag[1][b]) {
+			a++;
+		} else if (k->tag[0][a] > k->tag[1][b]) {
+			b++;
+		} else {
+			k->pair[0][k->n_pairs] = k->v[0][a++];
+			k->pair[1][k->n_pairs++] = k->v[1][b++];
+		}
+	}
 	return 0;
 }
 
@@ -256,7 +290,8 @@ static int read_samples(struct store *st, struct vp_job *j, struct pg_err *err)
 	int rc = -1, step;
 
 	if (store_prepare(st, &q,
-			  "SELECT s.benchmark, s.metric, s.side, s.value, s.unit FROM samples s"
+			  "SELECT s.benchmark, s.metric, s.side, s.value, s.unit, s.attempt,"
+			  " s.repetition FROM samples s"
 			  " JOIN results r ON r.job_id = s.job_id AND r.attempt = s.attempt"
 			  " WHERE s.job_id = ?1 AND r.outcome IN ('ok', 'bench-failure')"
 			  " ORDER BY s.benchmark, s.metric, s.attempt, s.side, s.repetition",
@@ -287,10 +322,19 @@ static int read_samples(struct store *st, struct vp_job *j, struct pg_err *err)
 			    dup_col(q, 4, &k->unit, err) < 0)
 				goto out;
 		}
-		if (push_value(k, strcmp(side, "base") ? 1 : 0, sqlite3_column_double(q, 3), err) < 0)
+		/* attempts and repetitions are far below 2^31 (schema,
+		 * sched_result()) */
+		if (push_value(k, strcmp(side, "base") ? 1 : 0, sqlite3_column_double(q, 3),
+			       (int64_t)((uint64_t)sqlite3_column_int64(q, 5) << 32 |
+					 (uint32_t)sqlite3_column_int64(q, 6)), err) < 0)
 			goto out;
 	}
-	rc = step < 0 ? -1 : 0;
+	if (step < 0)
+		goto out;
+	for (size_t i = 0; i < j->n_keys; i++)
+		if (make_pairs(&j->keys[i], err) < 0)
+			goto out;
+	rc = 0;
 	goto out;
 nomem:
 	pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -368,6 +412,8 @@ int vp_job_eval(struct vp_job *j, bool final, struct pg_err *err)
 			.patched = k->v[1], .n_patched = k->n[1],
 			.higher_is_better = profile_key_higher_is_better(k->metric),
 			.gated = spec_gated(j->spec, k->benchmark, k->metric),
+			.pair_base = k->pair[0], .pair_patched = k->pair[1],
+			.n_pairs = k->n_pairs,
 		};
 
 		if (verdict_key_eval(&in, &j->params, &j->vkeys[i], err) < 0)

@@ -6,11 +6,12 @@
 # testpmd (io on net_null) interleaved, 3 repetitions each.  Checks that
 # every sample the profile promises arrived, once, with plausible values,
 # and that the fingerprint says what was measured.  The patch makes the
-# ring driver several times slower (the pool without cache), and 3 + 3 runs
-# can never reach p < 0.05 (the exact test's smallest p is 0.1): so each
-# job is inconclusive in the worse direction and gets one follow-up round of
-# one more run per side (max_repetitions 4) on the same agent and build
-# directories, numbered from 3, and then its verdict.
+# ring driver several times slower (the pool without cache), and 3 pairs
+# of runs can never reach p < 0.05 (the signed-rank test's smallest p is
+# 0.25): so each job is inconclusive in the worse direction and gets one
+# follow-up round of three more runs per side (max_repetitions 6) on the
+# same agent and build directories, numbered from 3, and then its verdict
+# from 6 pairs.
 #
 # The agent's work directory (mirrors, worktrees, build directories,
 # ccache) lives in $PG_CACHE/e2e and is kept between runs on one machine,
@@ -22,7 +23,7 @@
 dpdk_setup
 dpdk_patch slowring "$TMP/series.mbox" e2e-1@example.org
 dpdk_profile '.contexts["perfgate-demo-Performance"] += {"noise_limit_pct": 100,
-	"max_repetitions": 4}'
+	"max_repetitions": 6}'
 dpdk_controller e2e-1
 stop_ctl() { kill -9 "$ctl" 2>/dev/null; }
 cleanup_hooks="stop_ctl"
@@ -66,7 +67,7 @@ until [ "$(q "SELECT count(*) FROM verdicts WHERE job_id IS NULL")" = 1 ]; do
 	sleep 0.2
 done
 grep 'verdict: ' "$TMP/serve.log" | sed 's/^.* info verdict: /e2e: verdict: /'
-# 4 + 4 runs of a pool several times slower: a regression, found.
+# 6 pairs of runs of a pool several times slower: a regression, found.
 q "SELECT state || ' ' || description FROM verdicts WHERE job_id IS NULL" >"$TMP/verdict.txt"
 expect_grep '^fail Performance Testing FAIL: mempool\.nocache\.' "$TMP/verdict.txt"
 
@@ -80,9 +81,9 @@ q "SELECT id, outcome, substr(outcome_detail, 1, 300) FROM jobs" >"$TMP/jobs.txt
 	AND b.attempt = 2 AND b.agent_id = a.agent_id WHERE a.attempt = 1")" = 2 ] ||
 	fail "the follow-ups did not run on the first round's agent"
 [ "$(q "SELECT count(*) FROM verdicts WHERE job_id IS NOT NULL AND metric IS NULL
-	AND n_base = 4")" = 2 ] || fail "the job verdicts do not count 4 runs per side"
+	AND n_base = 6")" = 2 ] || fail "the job verdicts do not count 6 runs per side"
 
-# Every sample the demo profile promises, per job: 3 + 1 repetitions x 2
+# Every sample the demo profile promises, per job: 3 + 3 repetitions x 2
 # sides of the two gated mempool keys and of testpmd's rx/tx rates, the
 # follow-up's numbered 3.
 for job in $(q "SELECT id FROM jobs"); do
@@ -93,8 +94,8 @@ for job in $(q "SELECT id FROM jobs"); do
 			n=$(q "SELECT group_concat(attempt || ':' || repetition) FROM (SELECT attempt,
 			       repetition FROM samples WHERE job_id = $job AND side = '$side'
 			       AND metric = '$key' ORDER BY attempt, repetition)")
-			[ "$n" = "1:0,1:1,1:2,2:3" ] ||
-				fail "job $job: repetitions of $key on the $side side: $n, not 1:0,1:1,1:2,2:3"
+			[ "$n" = "1:0,1:1,1:2,2:3,2:4,2:5" ] ||
+				fail "job $job: repetitions of $key on the $side side: $n, not 1:0,1:1,1:2,2:3,2:4,2:5"
 		done
 	done
 	# Plausible: a mempool does millions of objects per second here, testpmd

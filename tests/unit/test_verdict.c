@@ -39,11 +39,25 @@ static void scaled(double *out, const double *in, size_t n, double f)
 static struct verdict_key eval(const char *key, const double *b, size_t nb, const double *p,
 			       size_t np, bool higher, bool gated)
 {
-	struct verdict_key_in in = { "mempool_perf", key, b, nb, p, np, higher, gated };
+	struct verdict_key_in in = { "mempool_perf", key, b, nb, p, np, higher, gated,
+				     NULL, NULL, 0 };
 	struct verdict_key k;
 	struct pg_err err = PG_ERR_INIT;
 
 	if (verdict_key_eval(&in, &defaults, &k, &err) < 0)
+		fail_msg("verdict_key_eval: %s", err.msg);
+	return k;
+}
+
+/* A gated key whose n runs a side are paired by index, with params pm. */
+static struct verdict_key eval_pairs(const double *b, const double *p, size_t n, bool higher,
+				     const struct verdict_params *pm)
+{
+	struct verdict_key_in in = { "mempool_perf", MP_KEY, b, n, p, n, higher, true, b, p, n };
+	struct verdict_key k;
+	struct pg_err err = PG_ERR_INIT;
+
+	if (verdict_key_eval(&in, pm, &k, &err) < 0)
 		fail_msg("verdict_key_eval: %s", err.msg);
 	return k;
 }
@@ -238,6 +252,105 @@ static void test_noisy_host(void **state)
 	job_free(&j);
 }
 
+/*
+ * Pairs, from a real slowdown run on this project's lab VM (bench/
+ * verdict_quality.sh, the cached mempool path in Gobj/s): the host
+ * switched between two speed levels during the run, so the unpaired
+ * comparison saw the spread of the levels and could not decide at the
+ * cap, while every back-to-back pair has the patched side at 0.63-0.72 of
+ * the base.  The demo profile's parameters: threshold 10 %, noise 15 %.
+ */
+static const double level_base[9] = { 4.45, 4.63, 2.90, 2.73, 2.71, 2.66, 4.60, 4.61, 4.31 };
+static const double level_patched[9] = { 3.14, 3.12, 1.82, 1.80, 1.76, 1.73, 3.26, 3.24, 3.12 };
+
+static void test_paired_level_switch(void **state)
+{
+	const struct verdict_params demo = { 10, 0.05, 15 };
+	struct verdict_key_in in = { "mempool_perf", MP_KEY, level_base, 9, level_patched, 9,
+				     true, true, NULL, NULL, 0 };
+	struct verdict_key k;
+	struct verdict_job j;
+	struct pg_err err = PG_ERR_INIT;
+	double zero_base[9];
+
+	(void)state;
+	/* unpaired: Mann-Whitney p = 0.077 (scipy, normal approximation for
+	 * the tie at 3.12), base CV 11.0 % */
+	assert_int_equal(verdict_key_eval(&in, &demo, &k, &err), 0);
+	assert_false(k.paired);
+	assert_int_equal(k.cls, VERDICT_INCONCLUSIVE);
+	assert_true(!k.p_exact && fabs(k.p - 0.07723574482601518) < 1e-12);
+	assert_true(fabs(k.noise_pct - 11.00770301624131) < 1e-9);
+	assert_true(k.noise_pct == k.base_cv_pct);
+
+	/* paired: all nine log ratios negative, exact p = 2/2^9 */
+	k = eval_pairs(level_base, level_patched, 9, true, &demo);
+	assert_true(k.paired);
+	assert_int_equal(k.n_pairs, 9);
+	assert_int_equal(k.cls, VERDICT_REGRESSION);
+	assert_true(k.p_exact && k.p == 2.0 / 512);
+	assert_true(fabs(k.change_pct - 100 * (3.12 / 4.63 - 1)) < 1e-9);	/* median ratio */
+	assert_true(k.effect_pct == k.change_pct);
+	assert_true(fabs(k.hl_effect_pct - -32.25659033458514) < 1e-9);	/* Walsh median */
+	assert_true(isnan(k.hl_lo_pct) && isnan(k.hl_hi_pct));
+	assert_true(fabs(k.noise_pct - 6.3702569664608415) < 1e-9);	/* ratio CV */
+	assert_true(fabs(k.base_cv_pct - 11.00770301624131) < 1e-9);	/* still reported */
+	/* the medians of each side are still those of the table */
+	assert_true(k.base_median == 4.31 && k.patched_median == 3.12);
+	assert_string_equal(k.reason, "-32.6% beyond -10% and p=0.0039 < 0.05");
+	j = job_of("release", "ok", 9, 9, &k, 1);
+	assert_int_equal(j.state, VERDICT_FAIL);
+	job_free(&j);
+
+	/* three pairs cannot reach p < 0.05: more runs, not a verdict */
+	k = eval_pairs(level_base, level_patched, 3, true, &demo);
+	assert_int_equal(k.cls, VERDICT_INCONCLUSIVE);
+	assert_true(k.p == 0.25 && k.p_min == 0.25);
+	assert_string_equal(k.reason, "-32.6% beyond -10% but p=0.25 >= 0.05: 3 pairs cannot "
+			    "reach p < 0.05 (smallest p 0.25)");
+	j = job_of("release", "ok", 3, 9, &k, 1);
+	assert_int_equal(j.state, VERDICT_PENDING);
+	assert_int_equal(j.more_repetitions, 3);
+	job_free(&j);
+
+	/* lower is better: the same ratios are an improvement */
+	k = eval_pairs(level_base, level_patched, 9, false, &demo);
+	assert_int_equal(k.cls, VERDICT_IMPROVEMENT);
+	assert_true(k.effect_pct == -k.change_pct && k.hl_effect_pct > 30);
+
+	/* at the default noise limit of 5 % the ratios are too spread */
+	k = eval_pairs(level_base, level_patched, 9, true, &defaults);
+	assert_int_equal(k.cls, VERDICT_NOISY);
+	assert_string_equal(k.reason, "ratio CV 6.4% > noise limit 5%");
+	j = job_of("release", "ok", 9, 9, &k, 1);
+	assert_int_equal(j.why, VERDICT_WHY_NOISY);
+	assert_string_equal(j.summary, "noisy host lab-3 (ratio CV 6.4% > 5%)");
+	job_free(&j);
+
+	/* a value that is not > 0 has no ratio: the comparison is unpaired */
+	memcpy(zero_base, level_base, sizeof(zero_base));
+	zero_base[4] = 0;
+	k = eval_pairs(zero_base, level_patched, 9, true, &demo);
+	assert_false(k.paired);
+	assert_int_equal(k.n_pairs, 0);
+	assert_true(isfinite(k.hl_lo_pct));
+
+	/* more pairs than runs, or pairs without arrays */
+	in.pair_base = level_base;
+	in.pair_patched = level_patched;
+	in.n_pairs = 9;
+	in.n_base = 8;
+	assert_int_equal(verdict_key_eval(&in, &demo, &k, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_string_equal(err.msg, "verdict for mempool_perf " MP_KEY ": 9 pairs of 8+9 runs");
+	pg_err_clear(&err);
+	in.n_base = 9;
+	in.pair_patched = NULL;
+	assert_int_equal(verdict_key_eval(&in, &demo, &k, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	pg_err_clear(&err);
+}
+
 static void test_one_side_crashed(void **state)
 {
 	struct verdict_key keys[2];
@@ -427,7 +540,8 @@ static void test_outcomes(void **state)
 static void test_bad_input(void **state)
 {
 	struct verdict_params bad = { 5, 0.7, 5 };
-	struct verdict_key_in in = { "mempool_perf", MP_KEY, rates, 5, rates, 5, true, true };
+	struct verdict_key_in in = { "mempool_perf", MP_KEY, rates, 5, rates, 5, true, true,
+				     NULL, NULL, 0 };
 	struct verdict_job_in jin = { "release", "lab-3", "exploded", 5, 15, &defaults, NULL, 0 };
 	double nan_rates[2] = { 1, NAN };
 	struct verdict_key k;
@@ -592,6 +706,16 @@ static void test_table(void **state)
 		"(verdict): reported only, the key does not gate\n");
 	assert_int_equal(verdict_table_text(&small, keys, 3, &err), -1);
 	assert_int_equal(err.code, PG_ETOOBIG);
+
+	/* paired: change is the median ratio, not the medians' (-27.6 %) */
+	keys[0] = eval_pairs(level_base, level_patched, 9, true, &defaults);
+	pg_buf_reset(&out);
+	assert_int_equal(verdict_table_text(&out, keys, 1, &err), 0);
+	assert_string_equal(pg_buf_str(&out),
+		"benchmark     key                                              runs  base  patched  delta  change       p  verdict\n"
+		"mempool_perf  mempool.cache.cores1.keep128.get32.put32.const0  9/9   4.31     3.12  -1.19  -32.6%  0.0039  noisy\n"
+		"change, p: median of the patched/base ratios of runs done back to back, Wilcoxon "
+		"signed-rank test\n");
 	pg_buf_release(&out);
 	pg_buf_release(&small);
 }
@@ -625,9 +749,13 @@ struct tally {
  * side and N(1e8 * (1 + shift), cv) on the patched side, through the verdict
  * with the default thresholds (5 %, 0.05, noise 5 %) and max_repetitions
  * 3 * reps, the profile default: a pending job gets the follow-up runs it
- * asks for, pooled with the earlier ones.
+ * asks for, pooled with the earlier ones.  With level > 0 the host drifts:
+ * each repetition (both of its runs) is on a slow level, 1 - level, with
+ * probability 1/2, as this project's lab VM does.  paired: the runs of
+ * one repetition are passed as a pair.
  */
-static struct tally simulate(uint64_t seed, int draws, double cv, double shift, int reps)
+static struct tally simulate(uint64_t seed, int draws, double cv, double shift, int reps,
+			     double level, bool paired)
 {
 	struct tally t = { { 0 }, 0 };
 
@@ -642,10 +770,13 @@ static struct tally simulate(uint64_t seed, int draws, double cv, double shift, 
 			struct verdict_job j;
 
 			for (int i = 0; i < more; i++, n++) {
-				b[n] = 1e8 * (1 + cv * normal());
-				p[n] = 1e8 * (1 + shift) * (1 + cv * normal());
+				double host = level > 0 && uniform() < 0.5 ? 1 - level : 1;
+
+				b[n] = 1e8 * host * (1 + cv * normal());
+				p[n] = 1e8 * host * (1 + shift) * (1 + cv * normal());
 			}
-			k = eval(MP_KEY, b, (size_t)n, p, (size_t)n, true, true);
+			k = paired ? eval_pairs(b, p, (size_t)n, true, &defaults) :
+				     eval(MP_KEY, b, (size_t)n, p, (size_t)n, true, true);
 			j = job_of("release", "ok", n, 3 * reps, &k, 1);
 			t.rounds++;
 			more = j.more_repetitions;
@@ -680,7 +811,7 @@ static void test_aa_false_alarms(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cvs) / sizeof(cvs[0]); i++) {
-		struct tally t = simulate(1 + i, 1000, cvs[i], 0, 5);
+		struct tally t = simulate(1 + i, 1000, cvs[i], 0, 5, 0, false);
 
 		print_tally("A/A", 5, cvs[i], &t, 1000);
 		if (cvs[i] <= 0.02)
@@ -693,7 +824,7 @@ static void test_aa_false_alarms(void **state)
 	/* Starting from 3 runs, every gap beyond 5 % asks for more runs
 	 * first (3 + 3 cannot reach p < 0.05): the same bound holds. */
 	for (size_t i = 0; i < sizeof(cvs) / sizeof(cvs[0]); i++) {
-		struct tally t = simulate(11 + i, 1000, cvs[i], 0, 3);
+		struct tally t = simulate(11 + i, 1000, cvs[i], 0, 3, 0, false);
 
 		print_tally("A/A", 3, cvs[i], &t, 1000);
 		assert_true(t.state[VERDICT_FAIL] <= (cvs[i] <= 0.02 ? 0 : 25));
@@ -709,10 +840,36 @@ static void test_injected_slowdown(void **state)
 	struct tally t;
 
 	(void)state;
-	t = simulate(100, 1000, 0.01, -0.07, 5);
+	t = simulate(100, 1000, 0.01, -0.07, 5, 0, false);
 	print_tally("7% slowdown", 5, 0.01, &t, 1000);
 	assert_true(t.state[VERDICT_FAIL] >= 990);
 	assert_true(t.state[VERDICT_SUCCESS] <= 10);
+}
+
+/* A host that switches between two speed levels, 40 % apart, from one
+ * repetition to the next: unpaired, the base side's spread is the levels'
+ * and the verdict can only call the host noisy; paired, the level cancels
+ * in each ratio and a 30 % slowdown is found from the follow-up on (3
+ * pairs cannot reach p < 0.05), while A/A stays quiet. */
+static void test_paired_drifting_host(void **state)
+{
+	struct tally t;
+
+	(void)state;
+	t = simulate(200, 1000, 0.01, -0.30, 3, 0.4, false);
+	print_tally("30% slowdown, drifting host, unpaired", 3, 0.01, &t, 1000);
+	assert_true(t.state[VERDICT_FAIL] < 900);
+	t = simulate(200, 1000, 0.01, -0.30, 3, 0.4, true);
+	print_tally("30% slowdown, drifting host, paired", 3, 0.01, &t, 1000);
+	assert_int_equal(t.state[VERDICT_FAIL], 1000);
+	assert_true(t.rounds == 2000);	/* decided at 6 pairs every time */
+	t = simulate(201, 1000, 0.01, 0, 3, 0.4, true);
+	print_tally("A/A, drifting host, paired", 3, 0.01, &t, 1000);
+	assert_int_equal(t.state[VERDICT_FAIL], 0);
+	assert_true(t.state[VERDICT_SUCCESS] >= 990);
+	t = simulate(202, 1000, 0.03, 0, 3, 0.4, true);
+	print_tally("A/A, drifting host, paired", 3, 0.03, &t, 1000);
+	assert_true(t.state[VERDICT_FAIL] <= 25);
 }
 
 int main(void)
@@ -723,6 +880,7 @@ int main(void)
 		cmocka_unit_test(test_no_change),
 		cmocka_unit_test(test_inconclusive_then_more_runs),
 		cmocka_unit_test(test_noisy_host),
+		cmocka_unit_test(test_paired_level_switch),
 		cmocka_unit_test(test_one_side_crashed),
 		cmocka_unit_test(test_lower_is_better),
 		cmocka_unit_test(test_ties),
@@ -734,6 +892,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_aa_false_alarms),
 		cmocka_unit_test(test_injected_slowdown),
+		cmocka_unit_test(test_paired_drifting_host),
 	};
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

@@ -287,12 +287,13 @@ static void assert_check(struct fx *f, int64_t run, const char *ctx, const char 
 	assert_string_equal(got, want);
 }
 
-static const double base5[] = { 100.0e6, 100.4e6, 99.7e6, 100.2e6, 99.9e6 };
-static const double slow5[] = { 90.0e6, 89.8e6, 90.3e6, 89.9e6, 90.2e6 };	/* -10 % */
+/* Six runs a side: a regression found in pairs needs six (verdict.h). */
+static const double base6[] = { 100.0e6, 100.4e6, 99.7e6, 100.2e6, 99.9e6, 100.1e6 };
+static const double slow6[] = { 90.0e6, 89.8e6, 90.3e6, 89.9e6, 90.2e6, 90.1e6 };	/* -10 % */
 /* A follow-up's three more runs of each side. */
 static const double base3b[] = { 100.1e6, 99.8e6, 100.3e6 };
 static const double slow3b[] = { 89.7e6, 90.4e6, 90.05e6 };
-static const double same5[] = { 100.1e6, 99.8e6, 100.3e6, 99.95e6, 100.05e6 };
+static const double same6[] = { 100.1e6, 99.8e6, 100.3e6, 99.95e6, 100.05e6, 100.0e6 };
 
 /* ---- tests -------------------------------------------------------------- */
 
@@ -306,9 +307,9 @@ static void test_regression_fails(void **state)
 	char buf[512];
 	size_t n;
 
-	job = add_job(f, run, "perf-one", "release", 5, 15, T0);
-	n = samples(s, 0, KEY_NC, base5, slow5, 5, 0);
-	n = samples(s, n, KEY_C, base5, same5, 5, 0);
+	job = add_job(f, run, "perf-one", "release", 6, 18, T0);
+	n = samples(s, 0, KEY_NC, base6, slow6, 6, 0);
+	n = samples(s, n, KEY_C, base6, same6, 6, 0);
 	run_job(f, f->lab1, job, "ok", s, n, T0 + 100);
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.jobs_decided, 1);
@@ -321,11 +322,11 @@ static void test_regression_fails(void **state)
 	assert_text(f, "SELECT group_concat(metric || '=' || state || ' ' || n_base || '/' ||"
 		    " n_patched || ' ' || printf('%.2f', effect), '; ') FROM (SELECT * FROM verdicts"
 		    " WHERE job_id = ?1 AND metric IS NOT NULL ORDER BY metric)", job,
-		    KEY_C "=pass 5/5 0.05; " KEY_NC "=regression 5/5 -10.00");
-	snprintf(buf, sizeof(buf), "fail|%s: -10.0%% (p=0.0079) on release", KEY_NC);
+		    KEY_C "=pass 6/6 0.00; " KEY_NC "=regression 6/6 -10.00");
+	snprintf(buf, sizeof(buf), "fail|%s: -10.0%% (p=0.031) on release", KEY_NC);
 	assert_text(f, "SELECT state || '|' || description FROM verdicts WHERE job_id = ?1"
 		    " AND metric IS NULL", job, buf);
-	snprintf(buf, sizeof(buf), "fail|Performance Testing FAIL: %s: -10.0%% (p=0.0079) on "
+	snprintf(buf, sizeof(buf), "fail|Performance Testing FAIL: %s: -10.0%% (p=0.031) on "
 		 "release|%lld", KEY_NC, (long long)f->patch[1]);
 	assert_check(f, run, "perf-one", buf);
 	assert_text(f, "SELECT state FROM verdicts WHERE run_id = ?1 AND job_id IS NULL", run,
@@ -342,10 +343,12 @@ static void test_regression_fails(void **state)
 		sfx_text(f->st, "SELECT body FROM email_outbox WHERE run_id = ?1", run, body,
 			 sizeof(body));
 		assert_non_null(strstr(body, "Test-Status: FAILURE\r\n"));
-		assert_non_null(strstr(body, "release on lab-1, 5 runs per side: fail: "));
+		assert_non_null(strstr(body, "release on lab-1, 6 runs per side: fail: "));
 		assert_non_null(strstr(body, "benchmark  key "));
-		assert_non_null(strstr(body, "mp         " KEY_NC "  5/5   100000000   90000000"
-					     "  -10000000  -10.0%  0.0079  regression\r\n"));
+		assert_non_null(strstr(body, "mp         " KEY_NC "  6/6   100050000   90050000"
+					     "  -10000000  -10.0%  0.031  regression\r\n"));
+		assert_non_null(strstr(body, "\r\nchange, p: median of the patched/base ratios of runs"
+					     " done back to back, Wilcoxon signed-rank test\r\n"));
 		assert_non_null(strstr(body, "(no-change)\r\n"));
 		assert_non_null(strstr(body, "git -C base checkout --detach " BASE0 "\r\n"));
 		assert_non_null(strstr(body, "curl -sS https://ci.example.org/api/v1/series/1/mbox |"
@@ -353,7 +356,7 @@ static void test_regression_fails(void **state)
 		assert_non_null(strstr(body, "meson setup --buildtype=release -Dtests=true"
 					     " -Denable_drivers=mempool/ring,net/null"
 					     " \"$side/build\" \"$side\""));
-		assert_non_null(strstr(body, "for run in $(seq 5); do for side in base patched; do"));
+		assert_non_null(strstr(body, "for run in $(seq 6); do for side in base patched; do"));
 		assert_non_null(strstr(body, "DPDK_TEST=mempool_perf_autotest \"$side/build/app/test/"
 					     "dpdk-test\" -l 0-1 --no-huge -m 1024"
 					     " --file-prefix=perfgate </dev/null\r\n"));
@@ -362,8 +365,8 @@ static void test_regression_fails(void **state)
 	assert_text(f, "SELECT group_concat(host || ' ' || branch || ' ' || build_mode || ' ' ||"
 		    " commit_oid || ' ' || value || ' ' || samples, '; ') FROM history"
 		    " WHERE job_id = ?1", job,
-		    "lab-1 main release " BASE0 " 100000000.0 5; lab-1 main release " BASE0
-		    " 100000000.0 5");
+		    "lab-1 main release " BASE0 " 100050000.0 6; lab-1 main release " BASE0
+		    " 100050000.0 6");
 	assert_non_null(strstr(pg_buf_str(&f->report), "context perf-one of run 1: fail: "));
 	assert_non_null(strstr(pg_buf_str(&f->report), "run 1: done\n"));
 	assert_idempotent(f, T0 + 200);
@@ -378,7 +381,7 @@ static void test_noise_passes(void **state)
 	int64_t job = add_job(f, run, "perf-one", "release", 5, 15, T0);
 	char want[256];
 
-	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, same5, 5, 0), T0 + 100);
+	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base6, same6, 5, 0), T0 + 100);
 	pass(f, T0 + 101);
 	snprintf(want, sizeof(want), "success|Performance Testing PASS (worst: %s +0.1%% on "
 		 "release)|%lld", KEY_NC, (long long)f->patch[1]);
@@ -402,7 +405,7 @@ static void test_inconclusive_followup(void **state)
 	int64_t other, attempt;
 	char spec[4096], want[256];
 
-	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 100);
+	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base6, slow6, 3, 0), T0 + 100);
 	/* Older unpinned work of another run, queued meanwhile. */
 	other = add_job(f, add_run(f, "main", BASE0, T0 - 50), "perf-one", "release", 5, 15,
 			T0 - 50);
@@ -418,7 +421,7 @@ static void test_inconclusive_followup(void **state)
 	assert_non_null(strstr(spec, "\"round\":1,\"repetition_base\":3,\"repetitions\":3,"
 				     "\"pin_agent\":\"lab-1\""));
 	snprintf(want, sizeof(want), "follow-up round 1: 3 more runs per side on lab-1 (%s: "
-		 "-10.0%% (p=0.1, 3 runs) on release, 3 more runs)", KEY_NC);
+		 "-10.0%% (p=0.25, 3 runs) on release, 3 more runs)", KEY_NC);
 	assert_text(f, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, want);
 	assert_non_null(strstr(pg_buf_str(&f->report), ": pending: follow-up round 1"));
 	/* lab-2 gets the older job, never the pinned one; lab-1 gets the
@@ -436,13 +439,13 @@ static void test_inconclusive_followup(void **state)
 	/* 6 + 6 runs: p = 2/C(12,6) = 0.0022 */
 	assert_text(f, "SELECT n_base || '/' || n_patched || ' ' || printf('%.4f', p) || ' ' || state"
 		    " FROM verdicts WHERE job_id = ?1 AND metric IS NOT NULL", job,
-		    "6/6 0.0022 regression");
+		    "6/6 0.0313 regression");
 	assert_text(f, "SELECT n_base || ' ' || state FROM verdicts WHERE job_id = ?1"
 		    " AND metric IS NULL", job, "6 fail");
 	assert_text(f, "SELECT coalesce(pin_agent_id, 'unpinned') FROM jobs WHERE id = ?1", job,
 		    "unpinned");
 	assert_text(f, "SELECT samples FROM history WHERE job_id = ?1", job, "6");
-	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.0%% (p=0.0022) on "
+	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.1%% (p=0.031) on "
 		 "release|%lld", KEY_NC, (long long)f->patch[1]);
 	assert_check(f, run, "perf-one", want);
 	assert_idempotent(f, T0 + 300);
@@ -458,7 +461,7 @@ static void test_followup_given_up(void **state)
 	int64_t job = add_job(f, run, "perf-one", "release", 3, 9, T0);
 	char want[256];
 
-	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 100);
+	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base6, slow6, 3, 0), T0 + 100);
 	sfx_sql(f->st, "UPDATE agents SET last_seen = ?1", STORE_ARGS(STORE_INT(T0 + 100)));
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.followups, 1);
@@ -474,7 +477,7 @@ static void test_followup_given_up(void **state)
 		    " coalesce(pin_agent_id, '-') FROM jobs WHERE id = ?1", job,
 		    "done ok agent lab-1 not seen since 2025-11-30T04:21:40Z -");
 	snprintf(want, sizeof(want), "warning|Performance Testing WARNING: inconclusive %s: "
-		 "-10.0%% (p=0.1, 3 runs) on release|%lld", KEY_NC, (long long)f->patch[1]);
+		 "-10.0%% (p=0.25, 3 runs) on release|%lld", KEY_NC, (long long)f->patch[1]);
 	assert_check(f, run, "perf-one", want);
 	assert_text(f, "SELECT state FROM verdicts WHERE job_id = ?1 AND metric IS NOT NULL", job,
 		    "inconclusive");
@@ -488,7 +491,7 @@ static void test_followup_agent_disabled(void **state)
 	int64_t run = add_run(f, "main", BASE0, T0);
 	int64_t job = add_job(f, run, "perf-one", "release", 3, 9, T0);
 
-	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 100);
+	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base6, slow6, 3, 0), T0 + 100);
 	sfx_sql(f->st, "UPDATE agents SET last_seen = ?1", STORE_ARGS(STORE_INT(T0 + 100)));
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.followups, 1);
@@ -502,7 +505,7 @@ static void test_followup_agent_disabled(void **state)
 	/* An agent disabled before the first decision: no follow-up at all. */
 	run = add_run(f, "main", BASE0, T0 + 200);
 	job = add_job(f, run, "perf-one", "release", 3, 9, T0 + 200);
-	run_job(f, f->lab2, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 300);
+	run_job(f, f->lab2, job, "ok", s, samples(s, 0, KEY_NC, base6, slow6, 3, 0), T0 + 300);
 	sfx_sql(f->st, "UPDATE agents SET enabled = 0 WHERE name = 'lab-2'", NULL, 0);
 	pass(f, T0 + 301);
 	assert_int_equal(f->stats.followups, 0);
@@ -522,7 +525,7 @@ static void test_followup_infra_error(void **state)
 	int64_t job = add_job(f, run, "perf-one", "release", 3, 9, T0);
 	int64_t now = T0 + 100;
 
-	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), now);
+	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base6, slow6, 3, 0), now);
 	pass(f, now + 1);
 	assert_int_equal(f->stats.followups, 1);
 	/* attempts 2 and 3 expire: max_attempts is 3, the job gives up */
@@ -537,7 +540,7 @@ static void test_followup_infra_error(void **state)
 	assert_int_equal(f->stats.jobs_decided, 1);
 	assert_text(f, "SELECT state || '|' || description FROM verdicts WHERE job_id = ?1"
 		    " AND metric IS NULL", job,
-		    "warning|inconclusive " KEY_NC ": -10.0% (p=0.1, 3 runs) on release");
+		    "warning|inconclusive " KEY_NC ": -10.0% (p=0.25, 3 runs) on release");
 	assert_idempotent(f, now + 10);
 }
 
@@ -590,26 +593,26 @@ static void test_two_build_modes(void **state)
 	struct fx *f = *state;
 	struct sched_sample s[20];
 	int64_t run = add_run(f, "main", BASE0, T0);
-	int64_t rel = add_job(f, run, "perf-two", "release", 5, 15, T0);
-	int64_t dbg = add_job(f, run, "perf-two", "debug", 5, 15, T0 + 1);
+	int64_t rel = add_job(f, run, "perf-two", "release", 6, 18, T0);
+	int64_t dbg = add_job(f, run, "perf-two", "debug", 6, 18, T0 + 1);
 	char want[256], body[16384];
 
-	run_job(f, f->lab1, rel, "ok", s, samples(s, 0, KEY_NC, base5, same5, 5, 0), T0 + 100);
+	run_job(f, f->lab1, rel, "ok", s, samples(s, 0, KEY_NC, base6, same6, 6, 0), T0 + 100);
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.jobs_decided, 1);
 	assert_int_equal(f->stats.contexts_decided, 0);
 	assert_text(f, "SELECT count(*) FROM check_outbox WHERE state <> 'pending'", 0, "0");
 	assert_text(f, "SELECT state FROM runs WHERE id = ?1", run, "planned");
-	run_job(f, f->lab2, dbg, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 5, 0), T0 + 200);
+	run_job(f, f->lab2, dbg, "ok", s, samples(s, 0, KEY_NC, base6, slow6, 6, 0), T0 + 200);
 	pass(f, T0 + 201);
 	assert_int_equal(f->stats.jobs_decided, 1);
 	assert_int_equal(f->stats.contexts_decided, 1);
-	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.0%% (p=0.0079) on "
+	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.0%% (p=0.031) on "
 		 "debug|%lld", KEY_NC, (long long)f->patch[1]);
 	assert_check(f, run, "perf-two", want);
 	sfx_text(f->st, "SELECT body FROM email_outbox WHERE run_id = ?1", run, body, sizeof(body));
-	assert_non_null(strstr(body, "release on lab-1, 5 runs per side: success: worst: "));
-	assert_non_null(strstr(body, "debug on lab-2, 5 runs per side: fail: "));
+	assert_non_null(strstr(body, "release on lab-1, 6 runs per side: success: worst: "));
+	assert_non_null(strstr(body, "debug on lab-2, 6 runs per side: fail: "));
 	assert_non_null(strstr(body, "# run 1, job 2: debug on lab-2; dpdk main at " BASE0));
 	assert_text(f, "SELECT state FROM runs WHERE id = ?1", run, "done");
 	assert_idempotent(f, T0 + 300);
@@ -626,7 +629,7 @@ static void test_cancelled_job(void **state)
 	int64_t rel = add_job(f, run, "perf-two", "release", 5, 15, T0);
 	int64_t dbg = add_job(f, run, "perf-two", "debug", 5, 15, T0 + 1);
 
-	run_job(f, f->lab1, rel, "ok", s, samples(s, 0, KEY_NC, base5, same5, 5, 0), T0 + 100);
+	run_job(f, f->lab1, rel, "ok", s, samples(s, 0, KEY_NC, base6, same6, 5, 0), T0 + 100);
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.contexts_decided, 0);
 	assert_int_equal(sched_cancel_job(f->st, dbg, "admin", T0 + 150, NULL, &err), 0);
@@ -705,7 +708,7 @@ static void test_cancelled_followup(void **state)
 	int64_t run = add_run(f, "main", BASE0, T0);
 	int64_t job = add_job(f, run, "perf-one", "release", 3, 9, T0);
 
-	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 100);
+	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base6, slow6, 3, 0), T0 + 100);
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.followups, 1);
 	assert_int_equal(sched_cancel_run(f->st, run, "superseded by series 2", T0 + 102, NULL,
@@ -730,7 +733,7 @@ static void test_run_show(void **state)
 	const char *o;
 
 	add_job(f, run, "perf-two", "debug", 5, 15, T0 + 1);
-	run_job(f, f->lab1, rel, "ok", s, samples(s, 0, KEY_NC, base5, slow5, 3, 0), T0 + 100);
+	run_job(f, f->lab1, rel, "ok", s, samples(s, 0, KEY_NC, base6, slow6, 3, 0), T0 + 100);
 	pass(f, T0 + 101);
 	assert_int_equal(verdict_run_show(f->st, &f->ps, run, &out, &err), 0);
 	o = pg_buf_str(&out);
