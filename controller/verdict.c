@@ -204,15 +204,19 @@ static void classify(const struct verdict_params *pm, struct verdict_key *k)
 	}
 }
 
-/* Whether the pairs can be compared as ratios: some, every value > 0
- * (and finite, which verdict_key_eval() checks with the statistics). */
+/* Whether the pairs can be compared as ratios: there are some, and every
+ * ratio is positive and finite (so is its log). */
 static bool pairs_usable(const struct verdict_key_in *in)
 {
 	if (in->n_pairs == 0 || !in->pair_base || !in->pair_patched)
 		return false;
-	for (size_t i = 0; i < in->n_pairs; i++)
-		if (!(in->pair_base[i] > 0 && in->pair_patched[i] > 0))
+	for (size_t i = 0; i < in->n_pairs; i++) {
+		double r = in->pair_patched[i] / in->pair_base[i];
+
+		/* a ratio that overflows or underflows has no finite log */
+		if (!(in->pair_base[i] > 0 && r > 0 && isfinite(r)))
 			return false;
+	}
 	return true;
 }
 
@@ -256,12 +260,38 @@ out:
 	return rc;
 }
 
+/* The unpaired comparison (verdict.h): medians, Mann-Whitney, the
+ * two-sample Hodges-Lehmann shift and its interval, the base side's CV. */
+static int eval_unpaired(const struct verdict_key_in *in, double alpha, struct verdict_key *out,
+			 struct pg_err *err)
+{
+	double sign = in->higher_is_better ? 1 : -1, lo, hi;
+	struct stats_mw mw;
+	struct stats_hl hl;
+
+	if (stats_mann_whitney(in->patched, in->n_patched, in->base, in->n_base, &mw, err) < 0 ||
+	    stats_hodges_lehmann(in->patched, in->n_patched, in->base, in->n_base, 1 - alpha,
+				 &hl, err) < 0)
+		return -1;
+	out->noise_pct = out->base_cv_pct;
+	out->change_pct = rel_pct(out->delta, out->base_median);
+	out->effect_pct = sign * out->change_pct;
+	out->p = mw.p;
+	out->p_exact = mw.exact;
+	out->p_min = stats_mw_min_p(in->n_patched, in->n_base);
+	out->hl_effect_pct = sign * rel_pct(hl.shift, out->base_median);
+	lo = sign * rel_pct(hl.lo, out->base_median);
+	hi = sign * rel_pct(hl.hi, out->base_median);
+	out->hl_lo_pct = lo < hi ? lo : hi;
+	out->hl_hi_pct = lo < hi ? hi : lo;
+	out->hl_conf = hl.conf;
+	return 0;
+}
+
 int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_params *params,
 		     struct verdict_key *out, struct pg_err *err)
 {
-	struct stats_mw mw;
-	struct stats_hl hl;
-	double cv, lo, hi;
+	double cv;
 
 	memset(out, 0, sizeof(*out));
 	out->base_median = out->patched_median = out->delta = NAN;
@@ -294,33 +324,14 @@ int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_param
 	if (stats_cv_robust(in->patched, in->n_patched, &cv, err) < 0)
 		goto fail;
 	out->patched_cv_pct = 100 * cv;
-	if (in->n_base > 0 && in->n_patched > 0)
-		out->delta = out->patched_median - out->base_median;
-	if (in->n_base > 0 && in->n_patched > 0 && pairs_usable(in)) {
-		if (eval_paired(in, out, err) < 0)
-			goto fail;
-		classify(params, out);
-		return 0;
-	}
-	if (stats_mann_whitney(in->patched, in->n_patched, in->base, in->n_base, &mw, err) < 0 ||
-	    stats_hodges_lehmann(in->patched, in->n_patched, in->base, in->n_base,
-				 1 - params->alpha, &hl, err) < 0)
-		goto fail;
-	out->noise_pct = out->base_cv_pct;
 	if (in->n_base > 0 && in->n_patched > 0) {
-		double sign = in->higher_is_better ? 1 : -1;
-
-		out->change_pct = rel_pct(out->delta, out->base_median);
-		out->effect_pct = sign * out->change_pct;
-		out->p = mw.p;
-		out->p_exact = mw.exact;
-		out->p_min = stats_mw_min_p(in->n_patched, in->n_base);
-		out->hl_effect_pct = sign * rel_pct(hl.shift, out->base_median);
-		lo = sign * rel_pct(hl.lo, out->base_median);
-		hi = sign * rel_pct(hl.hi, out->base_median);
-		out->hl_lo_pct = lo < hi ? lo : hi;
-		out->hl_hi_pct = lo < hi ? hi : lo;
-		out->hl_conf = hl.conf;
+		out->delta = out->patched_median - out->base_median;
+		if (pairs_usable(in) ? eval_paired(in, out, err) < 0 :
+		    eval_unpaired(in, params->alpha, out, err) < 0)
+			goto fail;
+	} else {
+		/* a side is missing (classify() says so): no comparison */
+		out->noise_pct = out->base_cv_pct;
 	}
 	classify(params, out);
 	return 0;
