@@ -386,6 +386,25 @@ static const struct verdict_key *worst_of(const struct verdict_job_in *in, enum 
 	return w;
 }
 
+/* The noisiest gated key called noisy on fewer runs than it takes to
+ * reach p < alpha (p_min >= alpha), or NULL.  The spread of three pairs
+ * is one middle deviation of three: a rough figure, so such a key asks
+ * for more runs before it warns. */
+static const struct verdict_key *noisy_too_few(const struct verdict_job_in *in)
+{
+	const struct verdict_key *w = NULL;
+
+	for (size_t i = 0; i < in->n_keys; i++) {
+		const struct verdict_key *k = &in->keys[i];
+
+		if (!k->gated || k->cls != VERDICT_NOISY || !(k->p_min >= in->params->alpha))
+			continue;
+		if (!w || badness(VERDICT_WHY_NOISY, k) > badness(VERDICT_WHY_NOISY, w))
+			w = k;
+	}
+	return w;
+}
+
 /* The first gated key missing on the patched side only (patched=true) or
  * on the base side (patched=false, either with or without patched ones). */
 static const struct verdict_key *missing_on(const struct verdict_job_in *in, bool patched)
@@ -454,9 +473,14 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 		put(s, len, "apply patch failure");
 		break;
 	case VERDICT_WHY_MORE_REPETITIONS:
-		put(s, len, "%s: %s (p=%s, %d runs) on %s, %d more run%s", key, e, p,
-		    in->repetitions, mode, j->more_repetitions,
-		    j->more_repetitions == 1 ? "" : "s");
+		if (w && w->cls == VERDICT_NOISY)
+			put(s, len, "%s: %s CV %.1f%% (%d runs) on %s, %d more run%s", key,
+			    w->paired ? "ratio" : "base", w->noise_pct, in->repetitions, mode,
+			    j->more_repetitions, j->more_repetitions == 1 ? "" : "s");
+		else
+			put(s, len, "%s: %s (p=%s, %d runs) on %s, %d more run%s", key, e, p,
+			    in->repetitions, mode, j->more_repetitions,
+			    j->more_repetitions == 1 ? "" : "s");
 		break;
 	case VERDICT_WHY_PATCHED_CRASH:
 		put(s, len, "%s failed on the patched side on %s", bench, mode);
@@ -492,6 +516,8 @@ static void judge_keys(const struct verdict_job_in *in, bool bench_failed, struc
 		return;
 	}
 	k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, true);
+	if (!k)
+		k = noisy_too_few(in);
 	if (k && in->repetitions < in->max_repetitions) {
 		int more = in->repetitions;
 

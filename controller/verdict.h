@@ -41,8 +41,12 @@
  *   missing       a side has no samples
  *   noisy         the noise (see above; stats_cv_robust(), see stats.h for
  *                 why robust) exceeds noise_limit_pct: a warning naming
- *                 the host, never a pass or a fail, and no more
- *                 repetitions (they would not make the host quieter)
+ *                 the host, never a pass or a fail.  Judged on fewer runs
+ *                 than can reach p < alpha (p_min >= alpha: 3 pairs) the
+ *                 figure itself is rough (the robust spread of three
+ *                 ratios is one of their deviations), so the job first
+ *                 asks for more runs, as for an inconclusive key; with
+ *                 enough runs more would not make the host quieter
  *   no-change     |effect_pct| <= threshold_pct, whatever p says
  *   regression    effect_pct < -threshold_pct, p < alpha, and the
  *                 Hodges-Lehmann shift points the same way
@@ -62,9 +66,9 @@
  * on the same host with the same build directories; the caller then
  * evaluates the key again on the samples of the job and all its follow-ups
  * together, with repetitions = the runs per side so far.  Only a
- * worse-direction inconclusive gated key asks for more: an inconclusive
- * improvement cannot fail the check, so it is reported and costs no host
- * time.
+ * worse-direction inconclusive gated key, or a gated key called noisy on
+ * too few runs, asks for more: an inconclusive improvement cannot fail the
+ * check, so it is reported and costs no host time.
  */
 
 #include <stdbool.h>
@@ -265,7 +269,8 @@ struct verdict_job {
  * from the GATED keys: any regression fails; for bench-failure, a gated
  * key with base samples and no patched ones fails too (the patch broke the
  * benchmark, as a patched build failure fails); then an inconclusive
- * worse-direction key is pending while repetitions < max_repetitions;
+ * worse-direction key, or else a key called noisy on too few runs (the
+ * key rules above), is pending while repetitions < max_repetitions;
  * then warnings (bench-failure otherwise, noisy, inconclusive at the cap,
  * a gated key with base samples and no patched ones, no gated key compared
  * at all); success otherwise.  A gated key that only the patched side has

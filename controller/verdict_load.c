@@ -78,7 +78,7 @@ static void read_params(struct vp_job *j, const struct profile_set *ps)
 {
 	const struct profile_context *ctx = ps ? profile_find_context(ps, j->context) : NULL;
 	struct verdict_params d = VERDICT_PARAMS_DEFAULT;
-	int reps = 5;
+	int reps = 6;	/* profile_load.c's default */
 
 	if (ctx) {
 		verdict_params_from_context(ctx, &d);

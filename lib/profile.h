@@ -128,7 +128,8 @@
  *                   context's own file if it is one of its trees, else the
  *                   first file-level default_tree (in load order) that is;
  *                   if none is, the context must name one.
- *   repetitions     3..1000, default 5
+ *   repetitions     3..1000, default 6 (the fewest pairs of runs whose
+ *                   signed-rank test can reach p < 0.05: controller/verdict.h)
  *   max_repetitions repetitions..10000, default 3 * repetitions
  *   threshold_pct   (0, 100], default 5
  *   alpha           (0, 0.5], default 0.05

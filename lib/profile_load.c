@@ -426,7 +426,7 @@ static int load_context(struct profile_loader *ld, const char *path, const char 
 	ps->contexts = p;
 	c = &ps->contexts[ps->n_contexts++];
 	c->file = ld->file;
-	c->repetitions = 5;
+	c->repetitions = 6;	/* lib/profile.h */
 	c->threshold_pct = 5.0;
 	c->alpha = 0.05;
 	c->noise_limit_pct = 5.0;

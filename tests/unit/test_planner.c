@@ -468,8 +468,8 @@ static void test_new_series(void **state)
 	assert_false(has(b, "mode"));
 	assert_false(has(b, "subset"));
 	assert_int_equal(cJSON_GetArraySize(get(b, "env")), 0);
-	assert_int_equal(get_num(spec, "repetitions"), 5);
-	assert_int_equal(get_num(spec, "max_repetitions"), 15);
+	assert_int_equal(get_num(spec, "repetitions"), 6);
+	assert_int_equal(get_num(spec, "max_repetitions"), 18);
 	assert_true(get_num(spec, "threshold_pct") == 5.0);
 	assert_true(get_num(spec, "alpha") == 0.05);
 	assert_true(get_num(spec, "noise_limit_pct") == 5.0);

@@ -172,8 +172,8 @@ static void test_dpdk_profile_content(void **state)
 	assert_true(hc->memory_mb >= 4 * 300);	/* 24.11+ mempool_perf per lcore */
 
 	/* The defaults, filled in. */
-	assert_int_equal(ctx->repetitions, 5);
-	assert_int_equal(ctx->max_repetitions, 15);
+	assert_int_equal(ctx->repetitions, 6);
+	assert_int_equal(ctx->max_repetitions, 18);
 	assert_true(ctx->threshold_pct == 5.0);
 	assert_true(ctx->alpha == 0.05);
 	assert_true(ctx->noise_limit_pct == 5.0);

@@ -318,13 +318,32 @@ static void test_paired_level_switch(void **state)
 	assert_int_equal(k.cls, VERDICT_IMPROVEMENT);
 	assert_true(k.effect_pct == -k.change_pct && k.hl_effect_pct > 30);
 
-	/* at the default noise limit of 5 % the ratios are too spread */
+	/* at the default noise limit of 5 % the ratios are too spread: a
+	 * warning once 9 pairs could have decided, even below the cap */
 	k = eval_pairs(level_base, level_patched, 9, true, &defaults);
 	assert_int_equal(k.cls, VERDICT_NOISY);
 	assert_string_equal(k.reason, "ratio CV 6.4% > noise limit 5%");
-	j = job_of("release", "ok", 9, 9, &k, 1);
+	j = job_of("release", "ok", 9, 18, &k, 1);
+	assert_int_equal(j.state, VERDICT_WARNING);
 	assert_int_equal(j.why, VERDICT_WHY_NOISY);
 	assert_string_equal(j.summary, "noisy host lab-3 (ratio CV 6.4% > 5%)");
+	job_free(&j);
+	/* the spread of 3 pairs is a rough figure: more runs first, then the
+	 * warning at the cap */
+	k = eval_pairs(level_base, level_patched, 3, true, &defaults);
+	assert_int_equal(k.cls, VERDICT_NOISY);
+	j = job_of("release", "ok", 3, 9, &k, 1);
+	assert_int_equal(j.state, VERDICT_PENDING);
+	assert_int_equal(j.more_repetitions, 3);
+	assert_string_equal(j.summary, MP_KEY ": ratio CV 7.0% (3 runs) on release, 3 more runs");
+	job_free(&j);
+	j = job_of("release", "ok", 3, 3, &k, 1);
+	assert_int_equal(j.why, VERDICT_WHY_NOISY);
+	job_free(&j);
+	/* an ungated noisy key asks for nothing */
+	k.gated = false;
+	j = job_of("release", "ok", 3, 9, &k, 1);
+	assert_int_equal(j.why, VERDICT_WHY_NO_GATED_KEY);
 	job_free(&j);
 
 	/* a value that is not > 0 has no ratio: the comparison is unpaired */
