@@ -8,7 +8,8 @@
 # follow-ups) and a real agent with the DPDK runner, release build mode
 # only, at the profile's repetitions.  Prints how many A/A runs failed or
 # warned (goal: no fail, at most one warning) and how many slowdowns were
-# called regressions (goal: at least 19 of 20).  About 70 s per run here.
+# called regressions (goal: at least 19 of 20).  About 70 s per A/A run and
+# 140 s per slowdown run (3 pairs cannot decide: one follow-up) here.
 set -u
 PG_BUILD=${PG_BUILD:?run through make bench}
 PG_TOP=$(cd "$(dirname "$0")/.." && pwd)
