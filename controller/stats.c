@@ -753,3 +753,66 @@ int stats_walsh_median(const double *d, size_t nd, double *out, struct pg_err *e
 	free(s);
 	return 0;
 }
+
+/* Whether the |d_i| have a zero or a tie: the signed-rank distribution of
+ * the ranks 1..n then no longer applies exactly. */
+static int wsr_ties_or_zeros(const double *d, size_t nd, bool *out, struct pg_err *err)
+{
+	double *a = malloc(nd * sizeof(*a));
+
+	if (!a)
+		return pg_err_set(err, PG_ENOMEM, "Walsh interval: %zu differences", nd);
+	memcpy(a, d, nd * sizeof(*a));
+	qsort(a, nd, sizeof(*a), cmp_abs);
+	*out = a[0] == 0;
+	for (size_t i = 1; i < nd && !*out; i++)
+		*out = fabs(a[i]) == fabs(a[i - 1]);
+	free(a);
+	return 0;
+}
+
+int stats_walsh_interval(const double *d, size_t nd, double conf_level, struct stats_hl *out,
+			 struct pg_err *err)
+{
+	uint64_t m = (uint64_t)nd * (nd + 1) / 2, k;
+	double alpha = 1 - conf_level, *s = NULL;
+	bool ties = false;
+	int rc = -1;
+
+	out->shift = out->lo = out->hi = out->conf = NAN;
+	out->exact = false;
+	if (!(conf_level > 0 && conf_level < 1))
+		return pg_err_set(err, PG_EINVAL, "Walsh interval: confidence level %g is not in (0, 1)",
+				  conf_level);
+	if (stats_walsh_median(d, nd, &out->shift, err) < 0)
+		return -1;
+	if (nd == 0)
+		return 0;
+	if (wsr_ties_or_zeros(d, nd, &ties, err) < 0 || !(s = sorted_copy(d, nd, err)))
+		goto out;
+	if (!ties && nd <= STATS_WSR_EXACT_MAX) {
+		/* R's qsignrank(alpha/2, n): the smallest k with P(W+ <= k) >=
+		 * alpha/2, at least 1 */
+		for (k = 0; k < m && wsr_cdf(nd, (double)k) < alpha / 2; k++)
+			;
+		if (k == 0)
+			k = 1;
+		out->exact = true;
+		out->conf = 1 - 2 * wsr_cdf(nd, (double)k - 1);
+	} else {
+		double nn = (double)nd, sigma = sqrt(nn * (nn + 1) * (2 * nn + 1) / 24);
+		double kk = ceil((double)m / 2 - 0.5 - stats_norm_quantile(1 - alpha / 2) * sigma);
+		double kmax = ceil((double)m / 2);
+
+		k = kk < 1 ? 1 : kk > kmax ? (uint64_t)kmax : (uint64_t)kk;
+		out->conf = 1 - 2 * stats_norm_sf(((double)m / 2 - (double)k + 0.5) / sigma);
+	}
+	if (out->conf < 0)
+		out->conf = 0;
+	out->lo = kth_walsh(s, nd, k);
+	out->hi = kth_walsh(s, nd, m + 1 - k);
+	rc = 0;
+out:
+	free(s);
+	return rc;
+}

@@ -221,6 +221,25 @@ double stats_wsr_min_p(size_t n);
  */
 int stats_walsh_median(const double *d, size_t nd, double *out, struct pg_err *err);
 
+/*
+ * The Walsh median of d[0..nd) (stats_walsh_median()) in out->shift, and
+ * its distribution-free confidence interval at conf_level (0 < level <
+ * 1) as R's wilcox.test(d, conf.int = TRUE) computes it when exact: with
+ * W(1) <= ... <= W(M) the M = nd(nd+1)/2 sorted Walsh averages and k the
+ * smallest integer with P(W+ <= k) >= (1 - conf_level)/2 (at least 1), the
+ * interval is [W(k), W(M + 1 - k)] and its level 1 - 2 P(W+ <= k - 1),
+ * P the exact signed-rank distribution (out->exact) when nd <=
+ * STATS_WSR_EXACT_MAX and no d_i is 0 and no two |d_i| are equal.
+ * Otherwise k comes from the normal approximation without tie
+ * correction, k = ceil(M/2 - 0.5 - z_{(1+level)/2} sigma), sigma^2 =
+ * nd(nd+1)(2nd+1)/24, between 1 and ceil(M/2): an approximation where R
+ * finds a root of the tie-corrected statistic instead.  With 3 values
+ * the widest interval, [min, max], has level 0.75.  All fields NaN (exact
+ * false) when nd is 0; a level outside (0, 1) is PG_EINVAL.
+ */
+int stats_walsh_interval(const double *d, size_t nd, double conf_level, struct stats_hl *out,
+			 struct pg_err *err);
+
 /* The standard normal distribution: upper tail 1 - Phi(z) (via erfc, so
  * accurate far into the tail), and the quantile Phi^-1(p) for 0 < p < 1
  * (Wichura's AS 241, about 1e-16 relative; -inf / +inf at 0 / 1, NaN

@@ -222,10 +222,11 @@ static bool pairs_usable(const struct verdict_key_in *in)
 
 /* The paired comparison (verdict.h): change, p, shift and noise from the
  * ratios patched_i/base_i of the pairs. */
-static int eval_paired(const struct verdict_key_in *in, struct verdict_key *out,
+static int eval_paired(const struct verdict_key_in *in, double alpha, struct verdict_key *out,
 		       struct pg_err *err)
 {
-	double sign = in->higher_is_better ? 1 : -1, med, walsh, cv;
+	double sign = in->higher_is_better ? 1 : -1, med, cv, lo, hi;
+	struct stats_hl walsh;
 	double *r = malloc(2 * in->n_pairs * sizeof(*r)), *lr;
 	struct stats_wsr w;
 	int rc = -1;
@@ -240,7 +241,7 @@ static int eval_paired(const struct verdict_key_in *in, struct verdict_key *out,
 	if (stats_median(r, in->n_pairs, &med, err) < 0 ||
 	    stats_cv_robust(r, in->n_pairs, &cv, err) < 0 ||
 	    stats_wilcoxon_signed_rank(lr, in->n_pairs, &w, err) < 0 ||
-	    stats_walsh_median(lr, in->n_pairs, &walsh, err) < 0) {
+	    stats_walsh_interval(lr, in->n_pairs, 1 - alpha, &walsh, err) < 0) {
 		pg_err_prefix(err, "pairs");
 		goto out;
 	}
@@ -252,7 +253,12 @@ static int eval_paired(const struct verdict_key_in *in, struct verdict_key *out,
 	out->p = w.n ? w.p : 1;
 	out->p_exact = w.n ? w.exact : true;
 	out->p_min = stats_wsr_min_p(in->n_pairs);
-	out->hl_effect_pct = sign * 100 * expm1(walsh);
+	out->hl_effect_pct = sign * 100 * expm1(walsh.shift);
+	lo = sign * 100 * expm1(walsh.lo);
+	hi = sign * 100 * expm1(walsh.hi);
+	out->hl_lo_pct = lo < hi ? lo : hi;
+	out->hl_hi_pct = lo < hi ? hi : lo;
+	out->hl_conf = walsh.conf;
 	out->noise_pct = 100 * cv;
 	rc = 0;
 out:
@@ -326,7 +332,7 @@ int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_param
 	out->patched_cv_pct = 100 * cv;
 	if (in->n_base > 0 && in->n_patched > 0) {
 		out->delta = out->patched_median - out->base_median;
-		if (pairs_usable(in) ? eval_paired(in, out, err) < 0 :
+		if (pairs_usable(in) ? eval_paired(in, params->alpha, out, err) < 0 :
 		    eval_unpaired(in, params->alpha, out, err) < 0)
 			goto fail;
 	} else {

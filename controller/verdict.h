@@ -149,8 +149,9 @@ struct verdict_key {
 					 * in %, signed like effect_pct: paired,
 					 * exp(Walsh median of the log ratios) -
 					 * 1; unpaired, shift / |base median| */
-	double hl_lo_pct, hl_hi_pct;	/* unpaired: its interval, same scale
-					 * and sign, lo <= hi; NaN when paired */
+	double hl_lo_pct, hl_hi_pct;	/* its interval (paired: of the Walsh
+					 * median, stats_walsh_interval()),
+					 * same scale and sign, lo <= hi */
 	double hl_conf;			/* the level that interval achieves; the
 					 * level asked is 1 - alpha */
 	double base_cv_pct, patched_cv_pct;	/* robust CV; NaN with < 2 values */

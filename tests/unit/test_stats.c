@@ -600,6 +600,76 @@ static void test_walsh_order_statistics(void **state)
 	}
 }
 
+/* The interval of the Walsh median.  lo, hi from R 4.2's wilcox.test(d,
+ * conf.int = TRUE, exact = TRUE) (R prints the level asked, so the level
+ * achieved is counted here by hand: 2^n sign assignments); the normal
+ * approximation's ranks against a brute-force sort of the averages. */
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void test_walsh_interval(void **state)
+{
+	static const struct {
+		const char *name;
+		double level;
+		size_t n;
+		double d[9];
+		double shift, lo, hi;
+	} r[] = {
+		{ "three", 0.95, 3, { 0.1, 0.2, 0.3 }, 0.2, 0.1, 0.3 },
+		{ "six_pos", 0.95, 6, { 0.01, 0.03, 0.02, 0.05, 0.04, 0.06 }, 0.035, 0.01, 0.06 },
+		{ "six_pos", 0.9, 6, { 0.01, 0.03, 0.02, 0.05, 0.04, 0.06 }, 0.035, 0.02, 0.05 },
+		{ "nine_pos", 0.95, 9, { 0.11, 0.02, 0.35, 0.07, 0.19, 0.23, 0.04, 0.5, 0.13 },
+		  0.16, 0.065, 0.315 },
+		{ "nine_pos", 0.9, 9, { 0.11, 0.02, 0.35, 0.07, 0.19, 0.23, 0.04, 0.5, 0.13 },
+		  0.16, 0.075, 0.285 },
+		{ "eight_mixed", 0.95, 8, { 0.3, -0.1, 0.25, 0.6, -0.45, 0.05, 0.7, 0.15 },
+		  0.1875, -0.15, 0.5 },
+	};
+	/* ties: the approximation, k = ceil(22.5 - 0.5 - 1.96 * 8.441) = 6 */
+	double ties[9] = { 1, 2, 2, -2, 3, 3, 3, -4, 5 }, w[45];
+	struct stats_hl hl;
+	struct pg_err err = PG_ERR_INIT;
+	size_t m = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		assert_int_equal(stats_walsh_interval(r[i].d, r[i].n, r[i].level, &hl, &err), 0);
+		CHECK(hl.shift, r[i].shift, 1e-15, "shift", r[i].name);
+		CHECK(hl.lo, r[i].lo, 1e-15, "lo", r[i].name);
+		CHECK(hl.hi, r[i].hi, 1e-15, "hi", r[i].name);
+		assert_true(hl.exact);
+	}
+	/* levels achieved: 3 values, [min, max]: 1 - 2/8; 6 values at 0.95,
+	 * k = 1: 1 - 2 P(W+ <= 0) = 1 - 2/64; at 0.9, k = 3 (P(W+ <= 3) = 5/64
+	 * >= 0.05): 1 - 2 P(W+ <= 2) = 1 - 6/64 */
+	assert_int_equal(stats_walsh_interval(r[0].d, 3, 0.95, &hl, &err), 0);
+	assert_true(hl.conf == 0.75);
+	assert_int_equal(stats_walsh_interval(r[1].d, 6, 0.95, &hl, &err), 0);
+	assert_true(hl.conf == 1 - 2.0 / 64);
+	assert_int_equal(stats_walsh_interval(r[1].d, 6, 0.9, &hl, &err), 0);
+	assert_true(hl.conf == 1 - 6.0 / 64);
+
+	for (size_t i = 0; i < 9; i++)
+		for (size_t j = i; j < 9; j++)
+			w[m++] = ties[i] / 2 + ties[j] / 2;
+	qsort(w, m, sizeof(w[0]), cmp_dbl);
+	assert_int_equal(stats_walsh_interval(ties, 9, 0.95, &hl, &err), 0);
+	assert_false(hl.exact);
+	assert_true(hl.lo == w[5] && hl.hi == w[45 - 6]);
+	assert_true(fabs(hl.conf - (1 - 2 * stats_norm_sf(17 / sqrt(9 * 10 * 19 / 24.0)))) < 1e-15);
+	assert_true(hl.conf > 0.95 && hl.conf < 0.96);
+
+	assert_int_equal(stats_walsh_interval(NULL, 0, 0.95, &hl, &err), 0);
+	assert_true(isnan(hl.shift) && isnan(hl.lo) && isnan(hl.hi) && isnan(hl.conf));
+	assert_int_equal(stats_walsh_interval(ties, 9, 1, &hl, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_hl_order_statistics),
 		cmocka_unit_test(test_wilcoxon_edges),
 		cmocka_unit_test(test_walsh_order_statistics),
+		cmocka_unit_test(test_walsh_interval),
 	};
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
 }

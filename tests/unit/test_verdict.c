@@ -292,7 +292,10 @@ static void test_paired_level_switch(void **state)
 	assert_true(fabs(k.change_pct - 100 * (3.12 / 4.63 - 1)) < 1e-9);	/* median ratio */
 	assert_true(k.effect_pct == k.change_pct);
 	assert_true(fabs(k.hl_effect_pct - -32.25659033458514) < 1e-9);	/* Walsh median */
-	assert_true(isnan(k.hl_lo_pct) && isnan(k.hl_hi_pct));
+	/* its 95 % interval: R's wilcox.test(log(ratios), conf.int = TRUE) */
+	assert_true(fabs(k.hl_lo_pct - 100 * expm1(-0.43091977006273463)) < 1e-9);
+	assert_true(fabs(k.hl_hi_pct - 100 * expm1(-0.34650520218720993)) < 1e-9);
+	assert_true(k.hl_conf == 1 - 2 * 10.0 / 512);	/* k = 6: P(W+ <= 5) = 10/512 */
 	assert_true(fabs(k.noise_pct - 6.3702569664608415) < 1e-9);	/* ratio CV */
 	assert_true(fabs(k.base_cv_pct - 11.00770301624131) < 1e-9);	/* still reported */
 	/* the medians of each side are still those of the table */
