@@ -24,8 +24,8 @@
  * Paired or not.  The agent runs the two sides interleaved (base,
  * patched, base, patched... alternating which goes first), so each
  * repetition gives a pair of runs done back to back on the same host.
- * When the caller passes those pairs (and every value in them is > 0) the
- * comparison is PAIRED: the change is the median of the ratios
+ * When the caller passes those pairs (every value > 0, every ratio
+ * finite) the comparison is PAIRED: the change is the median of the ratios
  * patched_i/base_i, p comes from the Wilcoxon signed-rank test on their
  * logarithms, the shift is the Walsh median (one-sample Hodges-Lehmann)
  * of the logarithms, and the noise is the ratios' robust CV.  That is the
@@ -33,7 +33,7 @@
  * over minutes (measured on this project's lab VM: +-40 % every minute or
  * two): a drift moves both runs of a pair, so it cancels in the ratio,
  * while an unpaired comparison sees it as spread and loses the effect in
- * it.  Without pairs (old samples, or values <= 0) the comparison is
+ * it.  Without such pairs (none passed, a value <= 0) the comparison is
  * UNPAIRED: medians of each side, Mann-Whitney U, the two-sample
  * Hodges-Lehmann shift, and the base side's robust CV as the noise.
  *

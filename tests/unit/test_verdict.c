@@ -4,9 +4,10 @@
  * sets (clear regression, clear improvement, inconclusive, noisy host, a
  * side that crashed, a lower-is-better key, ties, all-equal values, n = 0
  * and 1), the job and context rules with DPDK's descriptions, the table,
- * and two simulations: A/A draws from one distribution (false alarms) and
- * an injected 7 % slowdown (detections), with the follow-up repetitions a
- * pending job asks for.
+ * and simulations: A/A draws from one distribution (false alarms) and an
+ * injected 7 % slowdown (detections), with the follow-up repetitions a
+ * pending job asks for; and the paired comparison, on real samples of a
+ * host that switches speed levels and on a simulation of one.
  */
 #include <math.h>
 #include <setjmp.h>
