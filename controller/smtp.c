@@ -5,14 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <curl/curl.h>
 
 #include "buf.h"
 #include "fsutil.h"
 #include "http.h"
-#include "log.h"
+#include "token.h"
 
 #define SMTP_ADDR_MAX 254
 
@@ -349,7 +348,6 @@ out:
 int smtp_read_password(const char *path, char *out, size_t outlen, struct pg_err *err)
 {
 	struct pg_buf b = PG_BUF_INIT(64 * 1024);
-	struct stat sb;
 	size_t n = 0;
 	int rc = -1;
 
@@ -376,9 +374,7 @@ int smtp_read_password(const char *path, char *out, size_t outlen, struct pg_err
 	}
 	memcpy(out, b.data, n);
 	out[n] = '\0';
-	if (stat(path, &sb) == 0 && (sb.st_mode & 077))
-		pg_log_warn("mail", "password_file %s is readable by others (mode %03o): "
-			    "chmod 600 it", path, (unsigned int)(sb.st_mode & 0777));
+	pg_secret_warn_shared("mail.password_file", path);
 	rc = 0;
 out:
 	if (b.data)

@@ -13,11 +13,19 @@ static int is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+void pg_secret_warn_shared(const char *what, const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) == 0 && (sb.st_mode & 077))
+		pg_log_warn(what, "%s is readable by others (mode %03o): chmod 600 it", path,
+			    (unsigned int)(sb.st_mode & 0777));
+}
+
 int pg_token_read(const char *path, const char *what, size_t min_len, unsigned int flags,
 		  char *out, size_t outlen, struct pg_err *err)
 {
 	struct pg_buf b = PG_BUF_INIT(outlen * 4);
-	struct stat sb;
 	const char *s, *e;
 	size_t n;
 	int rc = -1;
@@ -55,9 +63,8 @@ int pg_token_read(const char *path, const char *what, size_t min_len, unsigned i
 		}
 	memcpy(out, s, n);
 	out[n] = '\0';
-	if ((flags & PG_TOKEN_WARN_SHARED) && stat(path, &sb) == 0 && (sb.st_mode & 077))
-		pg_log_warn(what, "%s is readable by others (mode %03o): chmod 600 it", path,
-			    (unsigned int)(sb.st_mode & 0777));
+	if (flags & PG_TOKEN_WARN_SHARED)
+		pg_secret_warn_shared(what, path);
 	rc = 0;
 out:
 	if (b.data)

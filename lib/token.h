@@ -26,4 +26,9 @@
 int pg_token_read(const char *path, const char *what, size_t min_len, unsigned int flags,
 		  char *out, size_t outlen, struct pg_err *err);
 
+/* Log a warning under component `what` when the secret file at path (the
+ * setting `what` names) can be read by group or others.  Used by
+ * pg_token_read() and by readers of other secrets (the SMTP password). */
+void pg_secret_warn_shared(const char *what, const char *path);
+
 #endif
