@@ -596,21 +596,31 @@ static int cmp_abs(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* P(W+ <= w) for n ranks 1..n (n <= STATS_WSR_EXACT_MAX), w an integer:
+/* The null distribution of W+ for n ranks 1..n (n <= STATS_WSR_EXACT_MAX):
  * c[s] counts the subsets of {1..n} with sum s, built one rank at a time
  * (each rank is in the subset or not); at most 2^50 in all, so int64 and
- * the quotient by 2^n are exact. */
-static double wsr_cdf(size_t n, double w)
+ * the quotients by 2^n are exact. */
+static void wsr_counts(size_t n, int64_t c[WSR_MAX_SUM + 1])
 {
-	int64_t c[WSR_MAX_SUM + 1] = { 1 }, cum = 0;
 	size_t top = 0;
 
+	memset(c, 0, (WSR_MAX_SUM + 1) * sizeof(*c));
+	c[0] = 1;
 	for (size_t k = 1; k <= n; k++) {
 		/* descending, so that c[s - k] is still without rank k */
 		for (size_t s = top + k; s >= k; s--)
 			c[s] += c[s - k];
 		top += k;
 	}
+}
+
+/* P(W+ <= w), w an integer. */
+static double wsr_cdf(size_t n, double w)
+{
+	int64_t c[WSR_MAX_SUM + 1], cum = 0;
+	size_t top = n * (n + 1) / 2;
+
+	wsr_counts(n, c);
 	for (size_t s = 0; s <= top && (double)s <= w; s++)
 		cum += c[s];
 	return ldexp((double)cum, -(int)n);
@@ -734,9 +744,18 @@ static double kth_walsh(const double *s, size_t n, uint64_t k)
 	return dval(lo) + 0.0;
 }
 
+/* The median of the Walsh averages of sorted s[0..n), n >= 1. */
+static double walsh_median_sorted(const double *s, size_t n)
+{
+	uint64_t m = (uint64_t)n * (n + 1) / 2;
+
+	if (m % 2)
+		return kth_walsh(s, n, (m + 1) / 2);
+	return kth_walsh(s, n, m / 2) / 2 + kth_walsh(s, n, m / 2 + 1) / 2 + 0.0;
+}
+
 int stats_walsh_median(const double *d, size_t nd, double *out, struct pg_err *err)
 {
-	uint64_t m = (uint64_t)nd * (nd + 1) / 2;
 	double *s;
 
 	*out = NAN;
@@ -746,28 +765,8 @@ int stats_walsh_median(const double *d, size_t nd, double *out, struct pg_err *e
 		return 0;
 	if (!(s = sorted_copy(d, nd, err)))
 		return -1;
-	if (m % 2)
-		*out = kth_walsh(s, nd, (m + 1) / 2);
-	else
-		*out = kth_walsh(s, nd, m / 2) / 2 + kth_walsh(s, nd, m / 2 + 1) / 2 + 0.0;
+	*out = walsh_median_sorted(s, nd);
 	free(s);
-	return 0;
-}
-
-/* Whether the |d_i| have a zero or a tie: the signed-rank distribution of
- * the ranks 1..n then no longer applies exactly. */
-static int wsr_ties_or_zeros(const double *d, size_t nd, bool *out, struct pg_err *err)
-{
-	double *a = malloc(nd * sizeof(*a));
-
-	if (!a)
-		return pg_err_set(err, PG_ENOMEM, "Walsh interval: %zu differences", nd);
-	memcpy(a, d, nd * sizeof(*a));
-	qsort(a, nd, sizeof(*a), cmp_abs);
-	*out = a[0] == 0;
-	for (size_t i = 1; i < nd && !*out; i++)
-		*out = fabs(a[i]) == fabs(a[i - 1]);
-	free(a);
 	return 0;
 }
 
@@ -776,7 +775,7 @@ int stats_walsh_interval(const double *d, size_t nd, double conf_level, struct s
 {
 	uint64_t m = (uint64_t)nd * (nd + 1) / 2, k;
 	double alpha = 1 - conf_level, *s = NULL;
-	bool ties = false;
+	struct stats_wsr w;
 	int rc = -1;
 
 	out->shift = out->lo = out->hi = out->conf = NAN;
@@ -784,21 +783,34 @@ int stats_walsh_interval(const double *d, size_t nd, double conf_level, struct s
 	if (!(conf_level > 0 && conf_level < 1))
 		return pg_err_set(err, PG_EINVAL, "Walsh interval: confidence level %g is not in (0, 1)",
 				  conf_level);
-	if (stats_walsh_median(d, nd, &out->shift, err) < 0)
+	/* the test says whether its exact distribution applies: no zero, no
+	 * tie, nd <= STATS_WSR_EXACT_MAX */
+	if (stats_wilcoxon_signed_rank(d, nd, &w, err) < 0)
 		return -1;
 	if (nd == 0)
 		return 0;
-	if (wsr_ties_or_zeros(d, nd, &ties, err) < 0 || !(s = sorted_copy(d, nd, err)))
+	if (!(s = sorted_copy(d, nd, err)))
 		goto out;
-	if (!ties && nd <= STATS_WSR_EXACT_MAX) {
+	out->shift = walsh_median_sorted(s, nd);
+	if (w.exact) {
+		int64_t c[WSR_MAX_SUM + 1];
+		double cum = 0, below = 0;
+
 		/* R's qsignrank(alpha/2, n): the smallest k with P(W+ <= k) >=
-		 * alpha/2, at least 1 */
-		for (k = 0; k < m && wsr_cdf(nd, (double)k) < alpha / 2; k++)
-			;
-		if (k == 0)
+		 * alpha/2, at least 1; below = P(W+ <= k - 1) */
+		wsr_counts(nd, c);
+		for (k = 0; k < m; k++) {
+			below = cum;
+			cum += ldexp((double)c[k], -(int)nd);
+			if (cum >= alpha / 2)
+				break;
+		}
+		if (k == 0) {
 			k = 1;
+			below = ldexp((double)c[0], -(int)nd);
+		}
 		out->exact = true;
-		out->conf = 1 - 2 * wsr_cdf(nd, (double)k - 1);
+		out->conf = 1 - 2 * below;
 	} else {
 		double nn = (double)nd, sigma = sqrt(nn * (nn + 1) * (2 * nn + 1) / 24);
 		double kk = ceil((double)m / 2 - 0.5 - stats_norm_quantile(1 - alpha / 2) * sigma);

@@ -372,10 +372,17 @@ static double badness(enum verdict_why why, const struct verdict_key *k)
 	return isnan(k->effect_pct) ? -INFINITY : -k->effect_pct;
 }
 
-/* The worst gated key of class cls (for INCONCLUSIVE only worse-direction
- * ones when worse_only), or NULL. */
+/* Which keys of a class worst_of() considers. */
+enum key_filter {
+	KEYS_ALL,
+	KEYS_WORSE,		/* effect_pct < 0 */
+	KEYS_TOO_FEW,		/* judged on runs that cannot reach p < alpha */
+};
+
+/* The worst gated key of class cls (-1: any) that the filter keeps, or
+ * NULL. */
 static const struct verdict_key *worst_of(const struct verdict_job_in *in, enum verdict_why why,
-					  int cls, bool worse_only)
+					  int cls, enum key_filter filter)
 {
 	const struct verdict_key *w = NULL;
 
@@ -384,28 +391,10 @@ static const struct verdict_key *worst_of(const struct verdict_job_in *in, enum 
 
 		if (!k->gated || (cls >= 0 && k->cls != (enum verdict_class)cls))
 			continue;
-		if (worse_only && !(k->effect_pct < 0))
+		if ((filter == KEYS_WORSE && !(k->effect_pct < 0)) ||
+		    (filter == KEYS_TOO_FEW && !(k->p_min >= in->params->alpha)))
 			continue;
 		if (!w || badness(why, k) > badness(why, w))
-			w = k;
-	}
-	return w;
-}
-
-/* The noisiest gated key called noisy on fewer runs than it takes to
- * reach p < alpha (p_min >= alpha), or NULL.  The spread of three pairs
- * is one middle deviation of three: a rough figure, so such a key asks
- * for more runs before it warns. */
-static const struct verdict_key *noisy_too_few(const struct verdict_job_in *in)
-{
-	const struct verdict_key *w = NULL;
-
-	for (size_t i = 0; i < in->n_keys; i++) {
-		const struct verdict_key *k = &in->keys[i];
-
-		if (!k->gated || k->cls != VERDICT_NOISY || !(k->p_min >= in->params->alpha))
-			continue;
-		if (!w || badness(VERDICT_WHY_NOISY, k) > badness(VERDICT_WHY_NOISY, w))
 			w = k;
 	}
 	return w;
@@ -513,7 +502,7 @@ static void judge_keys(const struct verdict_job_in *in, bool bench_failed, struc
 {
 	const struct verdict_key *k;
 
-	if ((k = worst_of(in, VERDICT_WHY_REGRESSION, VERDICT_REGRESSION, false))) {
+	if ((k = worst_of(in, VERDICT_WHY_REGRESSION, VERDICT_REGRESSION, KEYS_ALL))) {
 		set_why(j, VERDICT_FAIL, VERDICT_WHY_REGRESSION, k);
 		return;
 	}
@@ -521,9 +510,10 @@ static void judge_keys(const struct verdict_job_in *in, bool bench_failed, struc
 		set_why(j, VERDICT_FAIL, VERDICT_WHY_PATCHED_CRASH, k);
 		return;
 	}
-	k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, true);
+	k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, KEYS_WORSE);
+	/* the spread of a few runs is itself a rough figure (verdict.h) */
 	if (!k)
-		k = noisy_too_few(in);
+		k = worst_of(in, VERDICT_WHY_NOISY, VERDICT_NOISY, KEYS_TOO_FEW);
 	if (k && in->repetitions < in->max_repetitions) {
 		int more = in->repetitions;
 
@@ -542,11 +532,11 @@ static void judge_keys(const struct verdict_job_in *in, bool bench_failed, struc
 			m ? m : in->n_keys ? &in->keys[0] : NULL);
 		return;
 	}
-	if ((k = worst_of(in, VERDICT_WHY_NOISY, VERDICT_NOISY, false))) {
+	if ((k = worst_of(in, VERDICT_WHY_NOISY, VERDICT_NOISY, KEYS_ALL))) {
 		set_why(j, VERDICT_WARNING, VERDICT_WHY_NOISY, k);
 		return;
 	}
-	if ((k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, true))) {
+	if ((k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, KEYS_WORSE))) {
 		set_why(j, VERDICT_WARNING, VERDICT_WHY_INCONCLUSIVE, k);
 		return;
 	}
@@ -557,7 +547,7 @@ static void judge_keys(const struct verdict_job_in *in, bool bench_failed, struc
 		set_why(j, VERDICT_WARNING, VERDICT_WHY_MISSING, k);
 		return;
 	}
-	k = worst_of(in, VERDICT_WHY_PASS, -1, false);
+	k = worst_of(in, VERDICT_WHY_PASS, -1, KEYS_ALL);
 	if (!k || isnan(k->effect_pct)) {
 		set_why(j, VERDICT_WARNING, VERDICT_WHY_NO_GATED_KEY, NULL);
 		return;
