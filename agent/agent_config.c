@@ -16,7 +16,7 @@
 static const char *const agent_config_fields[] = {
 	"name", "controller_url", "token_file", "labels", "work_dir", "spool_dir",
 	"profiles_dir", "profiles", "log_level", "lease_wait_s", "request_timeout_s",
-	"max_backoff_s", "sandbox", "runner", NULL
+	"max_backoff_s", "sandbox", "runner", "apply", NULL
 };
 
 void agent_config_free(struct agent_config *c)
@@ -57,6 +57,7 @@ static int agent_config_defaults(struct agent_config *c, struct pg_err *err)
 	if (!c->name || !c->controller_url || !c->work_dir || !c->spool_dir ||
 	    !c->profiles_dir || !c->log_level || !c->runner)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	ws_child_cfg_init(&c->apply);
 	return sandbox_cfg_init(&c->sandbox, err);
 }
 
@@ -128,9 +129,11 @@ static int agent_config_parse(void *cfg, const cJSON *root, const char *dir,
 {
 	struct agent_config *c = cfg;
 	const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(root, "sandbox");
+	const cJSON *apply = cJSON_GetObjectItemCaseSensitive(root, "apply");
 
 	if (pg_json_check_keys(root, agent_config_fields, err) < 0 ||
 	    (sandbox && sandbox_cfg_parse(&c->sandbox, sandbox, err) < 0) ||
+	    (apply && ws_child_cfg_parse(&c->apply, apply, err) < 0) ||
 	    pg_config_string(root, "name", 0, dir, &c->name, err) < 0 ||
 	    pg_config_string(root, "controller_url", 0, dir, &c->controller_url, err) < 0 ||
 	    pg_config_string(root, "token_file", 1, dir, &c->token_file, err) < 0 ||
@@ -208,7 +211,8 @@ cJSON *agent_config_to_json(const struct agent_config *c)
 	    !cJSON_AddNumberToObject(o, "lease_wait_s", c->lease_wait_s) ||
 	    !cJSON_AddNumberToObject(o, "request_timeout_s", c->request_timeout_s) ||
 	    !cJSON_AddNumberToObject(o, "max_backoff_s", c->max_backoff_s) ||
-	    !cJSON_AddItemToObject(o, "sandbox", sandbox_cfg_to_json(&c->sandbox)))
+	    !cJSON_AddItemToObject(o, "sandbox", sandbox_cfg_to_json(&c->sandbox)) ||
+	    !cJSON_AddItemToObject(o, "apply", ws_child_cfg_to_json(&c->apply)))
 		goto fail;
 	return o;
 fail:

@@ -42,6 +42,7 @@
 
 #include "err.h"
 #include "sandbox.h"
+#include "ws_child.h"
 
 struct agent_config {
 	char *path;		/* the file read; NULL when built-in defaults */
@@ -62,6 +63,7 @@ struct agent_config {
 	int request_timeout_s;
 	int max_backoff_s;
 	struct sandbox_cfg sandbox;
+	struct ws_child_cfg apply;	/* "apply": limits of the apply child */
 };
 
 #define AGENT_LEASE_WAIT_S_DEFAULT 30

@@ -7,6 +7,7 @@
  */
 #include "agent_daemon.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ struct agent {
 	/* The job being run, for the runner's hooks. */
 	const struct agent_job *job;
 	struct agent_hb *hb;
+	char self_exe[PATH_MAX];	/* for the workspace child */
 };
 
 static void agent_on_term(int sig)
@@ -467,7 +469,7 @@ static int agent_run_job(struct agent *a, cJSON *json, bool *delivered, struct p
 		.job = &job, .facts = &a->facts, .work_dir = a->cfg->work_dir,
 		.stopped = agent_run_stopped, .progress = agent_run_progress,
 		.log = agent_run_log, .fetch = agent_run_fetch, .arg = a,
-		.sandbox = &a->cfg->sandbox,
+		.sandbox = &a->cfg->sandbox, .self_exe = a->self_exe, .apply = &a->cfg->apply,
 	};
 	enum agent_cancel cancel;
 	char *text = NULL, *body = NULL;
@@ -667,7 +669,8 @@ static int agent_setup(struct agent *a, struct pg_err *err)
 	if (removed)
 		pg_log_warn("agent", "spool %s: removed %u partly written file(s) left by a crash",
 			    cfg->spool_dir, removed);
-	if (pg_mkdir_p(cfg->work_dir, 0750, err) < 0 ||
+	if (ws_child_self_exe(a->self_exe, sizeof(a->self_exe), err) < 0 ||
+	    pg_mkdir_p(cfg->work_dir, 0750, err) < 0 ||
 	    agent_facts_gather(&a->facts, NULL, err) < 0)
 		return -1;
 	a->labels = agent_labels_json((const char *const *)cfg->label_keys,

@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "err.h"
 #include "sandbox.h"
+#include "ws_child.h"
 
 struct agent_run {
 	const struct agent_job *job;
@@ -45,6 +46,10 @@ struct agent_run {
 	/* This host's sandbox (resolved and checked at start); the runner
 	 * decides per job with sandbox_for_job(). */
 	const struct sandbox_cfg *sandbox;
+	/* The agent's own program, which checks out and applies in the
+	 * sandbox (agent/ws_child.h), and that child's limits. */
+	const char *self_exe;
+	const struct ws_child_cfg *apply;
 };
 
 /*

@@ -10,6 +10,7 @@
 #include "agent_cmd.h"
 #include "agent_config.h"
 #include "log.h"
+#include "ws_child.h"
 
 static void usage(FILE *out)
 {
@@ -30,7 +31,10 @@ static void usage(FILE *out)
 		"                        none came, 1 on failure\n"
 		"  -l, --log-level SPEC  LEVEL[,component=LEVEL...], levels error|warn|info|debug\n"
 		"  -h, --help            this text\n"
-		"  -V, --version         print the version\n",
+		"  -V, --version         print the version\n"
+		"\n"
+		"The agent runs itself as `perfgate-agent workspace-checkout|workspace-apply ...`\n"
+		"in its sandbox to check out and patch a tree (see agent/ws_child.h).\n",
 		AGENT_CONFIG_DEFAULT);
 }
 
@@ -50,6 +54,8 @@ int main(int argc, char **argv)
 	const char *config_path = NULL, *log_level = NULL;
 	int check_only = 0, once = 0, opt, rc;
 
+	if (ws_child_mode(argc, argv))
+		return ws_child_main(argc - 1, argv + 1);
 	pg_log_init("perfgate-agent");
 	while ((opt = getopt_long(argc, argv, "c:nl:hV", longopts, NULL)) != -1) {
 		switch (opt) {

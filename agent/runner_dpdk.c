@@ -22,8 +22,9 @@
 #include "profile.h"
 #include "time.h"
 #include "workspace.h"
+#include "ws_child.h"
 
-#define RUNNER_MBOX_MAX (64 * 1024 * 1024)
+#define RUNNER_MBOX_MAX WS_MBOX_MAX
 #define RUNNER_MAX_DEPS 32
 #define RUNNER_MAX_BENCH 32
 #define RUNNER_LOG_CHUNK (64 * 1024)
@@ -57,6 +58,13 @@ struct dpdk_job {
 	char *src[RUNNER_SIDES];
 	char build_dir[RUNNER_SIDES][PATH_MAX];
 	char job_dir[PATH_MAX];
+	/* Checkout and apply run in a child behind the sandbox; io_dir
+	 * (JOB_DIR/ws) holds what it reads and writes besides the slot. */
+	struct ws_child ws;
+	struct ws_child_cfg ws_cfg;
+	char io_dir[PATH_MAX];
+	char self_exe[PATH_MAX];
+	uint64_t apply_bytes, apply_files;	/* what the series wrote so far */
 	struct pg_apply_result apply;	/* of the last mbox applied */
 	const char *apply_what;		/* "series" or "prerequisite series" */
 	size_t n_applied;		/* patches applied, all mboxes */
@@ -191,6 +199,45 @@ static bool job_stopped(const struct dpdk_job *j)
 	return j->run->stopped(j->run->arg);
 }
 
+static void runner_ws_log(void *arg, const char *text, size_t len)
+{
+	job_log(arg, "apply", text, len);
+}
+
+static bool runner_ws_stopped(void *arg)
+{
+	return job_stopped(arg);
+}
+
+/* The workspace child's settings for this job (j->sandbox decided). */
+static int job_ws_init(struct dpdk_job *j, struct pg_err *err)
+{
+	const struct agent_run *run = j->run;
+	int n = snprintf(j->io_dir, sizeof(j->io_dir), "%s/ws", j->job_dir);
+
+	if (n < 0 || (size_t)n >= sizeof(j->io_dir))
+		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
+	if (run->self_exe) {
+		n = snprintf(j->self_exe, sizeof(j->self_exe), "%s", run->self_exe);
+		if (n < 0 || (size_t)n >= sizeof(j->self_exe))
+			return pg_err_set(err, PG_EINVAL, "the agent's path is too long");
+	} else if (ws_child_self_exe(j->self_exe, sizeof(j->self_exe), err) < 0) {
+		return -1;
+	}
+	if (run->apply)
+		j->ws_cfg = *run->apply;
+	else
+		ws_child_cfg_init(&j->ws_cfg);
+	j->ws.self_exe = j->self_exe;
+	j->ws.sandbox = j->sandbox;
+	j->ws.cfg = &j->ws_cfg;
+	j->ws.io_dir = j->io_dir;
+	j->ws.log = runner_ws_log;
+	j->ws.stopped = runner_ws_stopped;
+	j->ws.arg = j;
+	return 0;
+}
+
 /* The build log streamed to the controller as it comes. */
 struct build_log_arg {
 	struct dpdk_job *j;
@@ -213,8 +260,9 @@ static bool runner_build_stopped(void *arg)
 
 /*
  * Fetch and apply the prerequisites' mboxes, then the series', on the
- * patched side, each as one ws_apply() call.  0 all applied, 1 an apply
- * failure (j->apply says where; j->apply_what which mbox), -1 (err).
+ * patched side, each in one workspace child (ws_child_apply(): the limits
+ * count over all of them).  0 all applied, 1 an apply failure (j->apply
+ * says where; j->apply_what which mbox), 2 stopped, -1 (err).
  */
 static int job_fetch_apply(struct dpdk_job *j, struct pg_err *err)
 {
@@ -234,17 +282,18 @@ static int job_fetch_apply(struct dpdk_job *j, struct pg_err *err)
 		}
 		j->ms_fetch += pg_time_mono_ms() - t;
 		pg_apply_result_release(&j->apply);
-		rc = ws_apply(j->src[1], mbox.data ? mbox.data : "", mbox.len, &j->apply, err);
+		rc = ws_child_apply(&j->ws, j->src[1], j->mirror, mbox.data ? mbox.data : "",
+				    mbox.len, &j->apply_bytes, &j->apply_files, &j->apply, err);
 		pg_buf_release(&mbox);
 		if (rc < 0)
 			pg_err_prefix(err, "%s", j->apply_what);
-		for (size_t k = 0; rc >= 0 && k < j->apply.n_patches; k++) {
+		for (size_t k = 0; (rc == 0 || rc == 1) && k < j->apply.n_patches; k++) {
 			enum pg_apply_method m = j->apply.patches[k].method;
 
 			if (m == PG_APPLY_EXACT || m == PG_APPLY_OFFSET || m == PG_APPLY_3WAY)
 				j->n_method[m]++;
 		}
-		if (rc >= 0)
+		if (rc == 0 || rc == 1)
 			j->n_applied += j->apply.n_applied;
 	}
 	return rc;
@@ -262,18 +311,22 @@ static int job_slot(const struct dpdk_job *j, int side, char *out, size_t size,
 	return 0;
 }
 
-/* Check out the base commit in a side's worktree (again). */
+/* Check out the base commit in a side's worktree (again), in the
+ * workspace child.  0, 1 stopped, -1. */
 static int job_checkout(struct dpdk_job *j, int side, struct pg_err *err)
 {
 	char slot[160];
+	int rc;
 
 	free(j->src[side]);
 	j->src[side] = NULL;
-	if (job_slot(j, side, slot, sizeof(slot), err) < 0 ||
-	    ws_checkout(j->run->work_dir, j->spec.tree, slot, j->mirror, j->spec.base_commit,
-			&j->src[side], err) < 0)
-		return pg_err_prefix(err, "%s worktree", runner_side_name[side]), -1;
-	return 0;
+	if (job_slot(j, side, slot, sizeof(slot), err) < 0)
+		return -1;
+	rc = ws_child_checkout(&j->ws, j->run->work_dir, j->spec.tree, slot, j->mirror,
+			       j->spec.base_commit, &j->src[side], err);
+	if (rc < 0)
+		pg_err_prefix(err, "%s worktree", runner_side_name[side]);
+	return rc;
 }
 
 /* The subset of the first mempool benchmark in mode subset, or NULL. */
@@ -567,7 +620,9 @@ fail:
 }
 
 /* Remove the files an earlier holder of this job directory left (a job
- * id of a controller whose store was made anew): logs are appended to. */
+ * id of a controller whose store was made anew): logs are appended to.
+ * Directories stay (the workspace child's "ws": its files are replaced
+ * before each use). */
 static int job_dir_clear(const char *dir, struct pg_err *err)
 {
 	struct dirent *de;
@@ -579,10 +634,11 @@ static int job_dir_clear(const char *dir, struct pg_err *err)
 		char path[PATH_MAX];
 		int n;
 
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || de->d_type == DT_DIR)
 			continue;
 		n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (n > 0 && (size_t)n < sizeof(path) && unlink(path) < 0 && errno != ENOENT) {
+		if (n > 0 && (size_t)n < sizeof(path) && unlink(path) < 0 && errno != ENOENT &&
+		    errno != EISDIR) {
 			pg_err_errno(err, "remove %s", path);
 			closedir(d);
 			return -1;
@@ -677,11 +733,22 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		if (job_warn(&j, w) < 0)
 			goto nomem;
 	}
-	if (job_checkout(&j, 0, &jerr) < 0 || job_checkout(&j, 1, &jerr) < 0) {
+	if (job_ws_init(&j, &jerr) < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;
 	}
+	for (int side = 0; side < RUNNER_SIDES; side++) {
+		r = job_checkout(&j, side, &jerr);
+		if (r > 0)
+			goto stopped;
+		if (r < 0) {
+			outcome = AGENT_OUTCOME_INFRA;
+			goto result;
+		}
+	}
 	r = job_fetch_apply(&j, &jerr);
+	if (r == 2)
+		goto stopped;
 	if (r < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;
@@ -690,7 +757,10 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		struct pg_buf why = PG_BUF_INIT(8192);
 
 		outcome = AGENT_OUTCOME_APPLY;
-		if (pg_apply_describe(&j.apply, &why) < 0 ||
+		/* A limit of the whole series names no patch. */
+		if ((j.apply.failed_patch ? pg_apply_describe(&j.apply, &why)
+					  : pg_buf_printf(&why, "%s", j.apply.reason ? j.apply.reason :
+							  "does not apply")) < 0 ||
 		    pg_buf_printf(&detail, "%s: %s", j.apply_what, pg_buf_str(&why)) < 0) {
 			pg_buf_release(&why);
 			goto nomem;

@@ -60,17 +60,7 @@ void sandbox_cfg_free(struct sandbox_cfg *c)
  * "field 'sandbox.KEY'...". */
 static int sandbox_field_err(struct pg_err *err)
 {
-	static const char head[] = "field '";
-	char rest[PG_ERR_MSG_MAX];
-
-	if (!err)
-		return -1;
-	if (strncmp(err->msg, head, sizeof(head) - 1) != 0) {
-		pg_err_prefix(err, "field 'sandbox'");
-		return -1;
-	}
-	snprintf(rest, sizeof(rest), "%s", err->msg + sizeof(head) - 1);
-	return pg_err_set(err, err->code, "field 'sandbox.%s", rest);
+	return pg_json_nested_err(err, "sandbox");
 }
 
 static bool user_name_ok(const char *s)

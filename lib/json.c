@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,4 +225,19 @@ int pg_json_check_keys(const cJSON *obj, const char *const *allowed, struct pg_e
 char *pg_json_print(const cJSON *item, bool pretty)
 {
 	return pretty ? cJSON_Print(item) : cJSON_PrintUnformatted(item);
+}
+
+int pg_json_nested_err(struct pg_err *err, const char *parent)
+{
+	static const char head[] = "field '";
+	char rest[PG_ERR_MSG_MAX];
+
+	if (!err)
+		return -1;
+	if (strncmp(err->msg, head, sizeof(head) - 1) != 0) {
+		pg_err_prefix(err, "field '%s'", parent);
+		return -1;
+	}
+	snprintf(rest, sizeof(rest), "%s", err->msg + sizeof(head) - 1);
+	return pg_err_set(err, err->code, "field '%s.%s", parent, rest);
 }

@@ -47,6 +47,12 @@ int pg_json_get_array(const cJSON *obj, const char *key, bool required,
  * so that a typo in a configuration file is caught, not ignored. */
 int pg_json_check_keys(const cJSON *obj, const char *const *allowed, struct pg_err *err);
 
+/* An error about a field of a nested object: "field 'x': ..." becomes
+ * "field 'PARENT.x': ...", any other message "field 'PARENT': ...".
+ * Returns -1, so that `return pg_json_nested_err(err, "sandbox")` reads
+ * naturally. */
+int pg_json_nested_err(struct pg_err *err, const char *parent);
+
 /* Print compactly or with indentation; returns malloc'd text or NULL. */
 char *pg_json_print(const cJSON *item, bool pretty);
 
