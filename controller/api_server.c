@@ -94,7 +94,7 @@ void api_reply_empty(struct api_req *r, unsigned int status)
 
 void api_reply_json(struct api_req *r, unsigned int status, cJSON *obj)
 {
-	char *text = obj ? pg_json_print(obj, false) : NULL;
+	char *text = obj ? pg_json_print_safe(obj, false) : NULL;
 
 	cJSON_Delete(obj);
 	if (!text) {

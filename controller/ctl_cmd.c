@@ -20,6 +20,7 @@
 #include "api_view.h"
 #include "buf.h"
 #include "conffile.h"
+#include "ctl_out.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
@@ -77,7 +78,11 @@ static int ctl_cmd_db(const struct ctl_config *cfg, int argc, char **argv)
 		goto out;
 	}
 	rc = store_check(st, &report, &err) < 0 ? 1 : 0;
-	fputs(pg_buf_str(&report), stdout);
+	if (ctl_out_buf(&report) < 0) {
+		fprintf(stderr, "perfgate-controller: store %s: print: %s\n", cfg->db,
+			strerror(errno));
+		rc = 1;
+	}
 	if (rc)
 		fprintf(stderr, "perfgate-controller: store %s: %s\n", cfg->db, err.msg);
 out:
@@ -201,10 +206,10 @@ static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 {
 	struct pg_err err = PG_ERR_INIT;
 	struct pg_buf labels = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	struct pg_buf rows = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	struct store *st = NULL;
 	cJSON *arr = NULL;
 	const cJSON *a;
-	char *text = NULL;
 	int rc = 1;
 
 	if (ctl_agent_store(cfg, &st, 0) < 0)
@@ -214,16 +219,15 @@ static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 		goto out;
 	}
 	if (as_json) {
-		text = pg_json_print(arr, true);
-		if (!text) {
-			fprintf(stderr, "perfgate-controller: agent list: out of memory\n");
-			goto out;
-		}
-		printf("%s\n", text);
+		if (ctl_out_json(arr) < 0)
+			goto fail;
 		rc = 0;
 		goto out;
 	}
-	printf("%-20s %-8s %-21s %-24s %s\n", "NAME", "STATE", "LAST SEEN", "JOB", "LABELS");
+	if (ctl_out_oneline(arr) < 0 ||
+	    pg_buf_printf(&rows, "%-20s %-8s %-21s %-24s %s\n", "NAME", "STATE", "LAST SEEN",
+			  "JOB", "LABELS") < 0)
+		goto fail;
 	cJSON_ArrayForEach(a, arr) {
 		const cJSON *seen = cJSON_GetObjectItem(a, "last_seen");
 		const cJSON *job = cJSON_GetObjectItem(a, "job");
@@ -237,21 +241,24 @@ static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 				 cJSON_GetNumberValue(cJSON_GetObjectItem(job, "id")),
 				 cJSON_GetStringValue(cJSON_GetObjectItem(job, "state")));
 		pg_buf_reset(&labels);
-		if (ctl_agent_print_labels(cJSON_GetObjectItem(a, "labels"), &labels) < 0) {
-			fprintf(stderr, "perfgate-controller: agent list: out of memory\n");
-			goto out;
-		}
-		printf("%-20s %-8s %-21s %-24s %s\n",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(a, "name")),
-		       !cJSON_IsTrue(cJSON_GetObjectItem(a, "enabled")) ? "disabled" :
-		       cJSON_IsTrue(cJSON_GetObjectItem(a, "online")) ? "online" : "offline",
-		       when, jobtext, labels.len ? pg_buf_str(&labels) : "-");
+		if (ctl_agent_print_labels(cJSON_GetObjectItem(a, "labels"), &labels) < 0 ||
+		    pg_buf_printf(&rows, "%-20s %-8s %-21s %-24s %s\n",
+				  cJSON_GetStringValue(cJSON_GetObjectItem(a, "name")),
+				  !cJSON_IsTrue(cJSON_GetObjectItem(a, "enabled")) ? "disabled" :
+				  cJSON_IsTrue(cJSON_GetObjectItem(a, "online")) ? "online" : "offline",
+				  when, jobtext, labels.len ? pg_buf_str(&labels) : "-") < 0)
+			goto fail;
 	}
+	if (ctl_out_buf(&rows) < 0)
+		goto fail;
 	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "perfgate-controller: agent list: %s\n", strerror(errno));
 out:
-	free(text);
 	cJSON_Delete(arr);
 	pg_buf_release(&labels);
+	pg_buf_release(&rows);
 	store_close(st);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "api_view.h"
 #include "buf.h"
 #include "conffile.h"
+#include "ctl_out.h"
 #include "fsutil.h"
 #include "intake_src.h"
 #include "json.h"
@@ -254,7 +255,10 @@ int ctl_cmd_ingest(const struct ctl_config *cfg, int argc, char **argv)
 		pg_err_set(&err, PG_ENOMEM, "summary too long");
 		goto out;
 	}
-	fputs(pg_buf_str(&out), stdout);
+	if (ctl_out_buf(&out) < 0) {
+		pg_err_errno(&err, "print the summary");
+		goto out;
+	}
 	if (failed)
 		fprintf(stderr, "perfgate-controller: %d source(s) failed (see the log above)\n",
 			failed);
@@ -276,113 +280,125 @@ usage:
 /* ------------------------------------------------------------------ */
 /* series list / show                                                  */
 
-/* The JSON comes from api_view.c, which the API's read endpoints share. */
+/* The JSON comes from api_view.c, which the API's read endpoints share.
+ * Text is built whole, then printed through ctl_out. */
 static int series_list(struct store *st, const char *state, int as_json)
 {
 	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf out = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	const cJSON *o;
 	cJSON *arr = NULL;
-	char *text = NULL;
 	int rc = 1;
 
 	if (api_view_series_list(st, state, -1, 0, &arr, &err) < 0)
 		goto out;
 	if (as_json) {
-		text = pg_json_print(arr, true);
-		if (!text) {
-			pg_err_set(&err, PG_ENOMEM, "out of memory");
-			goto out;
-		}
-		printf("%s\n", text);
+		if (ctl_out_json(arr) < 0)
+			goto fail;
 		rc = 0;
 		goto out;
 	}
-	printf("%6s  %-11s %3s %7s  %-28s %s\n", "ID", "STATE", "V", "PATCHES", "SUBMITTER",
-	       "TITLE");
+	if (ctl_out_oneline(arr) < 0 ||
+	    pg_buf_printf(&out, "%6s  %-11s %3s %7s  %-28s %s\n", "ID", "STATE", "V", "PATCHES",
+			  "SUBMITTER", "TITLE") < 0)
+		goto fail;
 	cJSON_ArrayForEach(o, arr) {
 		const char *st_name = cJSON_GetStringValue(cJSON_GetObjectItem(o, "state"));
 
 #define N(k) ((long long)cJSON_GetNumberValue(cJSON_GetObjectItem(o, k)))
 #define S(k) cJSON_GetStringValue(cJSON_GetObjectItem(o, k))
-		printf("%6lld  %-11s v%-2d %3d/%-3d  %-28.28s %s%s\n", N("id"),
-		       cJSON_IsTrue(cJSON_GetObjectItem(o, "stale")) &&
-		       strcmp(st_name, "incomplete") == 0 ? "stale" : st_name,
-		       (int)N("version"), (int)N("received"), (int)N("total"), S("submitter"),
-		       cJSON_IsTrue(cJSON_GetObjectItem(o, "rfc")) ? "[RFC] " : "", S("title"));
+		/* %.28s may cut a character: ctl_out shows the piece as U+FFFD. */
+		if (pg_buf_printf(&out, "%6lld  %-11s v%-2d %3d/%-3d  %-28.28s %s%s\n", N("id"),
+				  cJSON_IsTrue(cJSON_GetObjectItem(o, "stale")) &&
+				  strcmp(st_name, "incomplete") == 0 ? "stale" : st_name,
+				  (int)N("version"), (int)N("received"), (int)N("total"),
+				  S("submitter"),
+				  cJSON_IsTrue(cJSON_GetObjectItem(o, "rfc")) ? "[RFC] " : "",
+				  S("title")) < 0)
+			goto fail;
 #undef N
 #undef S
 	}
+	if (ctl_out_buf(&out) < 0)
+		goto fail;
 	rc = 0;
+	goto out;
+fail:
+	pg_err_errno(&err, "print");
 out:
 	if (rc)
 		fprintf(stderr, "perfgate-controller: series list: %s\n", err.msg);
-	free(text);
+	pg_buf_release(&out);
 	cJSON_Delete(arr);
 	return rc;
 }
 
-static void series_print_text(const cJSON *s)
+/* Returns 0, or -1 when out of memory. */
+static int series_print_text(const cJSON *s, struct pg_buf *out)
 {
 	const cJSON *item;
+	bool bad = false;
 
 #define S(k) (cJSON_GetStringValue(cJSON_GetObjectItem(s, k)) ? \
 	      cJSON_GetStringValue(cJSON_GetObjectItem(s, k)) : "-")
 #define N(k) (cJSON_IsNumber(cJSON_GetObjectItem(s, k)) ? \
 	      (long long)cJSON_GetObjectItem(s, k)->valuedouble : -1LL)
-	printf("series %lld: %s%s\n", N("id"), cJSON_IsTrue(cJSON_GetObjectItem(s, "rfc")) ?
-	       "[RFC] " : "", S("title"));
-	printf("  state:       %s%s\n", S("state"),
-	       cJSON_IsTrue(cJSON_GetObjectItem(s, "stale")) ? " (stale: never completed)" : "");
-	printf("  version:     v%lld, %lld of %lld patches\n", N("version"), N("received"),
-	       N("total"));
-	printf("  submitter:   %s <%s>\n", S("submitter_name"), S("submitter"));
-	printf("  date:        %s\n", S("date"));
-	printf("  tags:        %s\n", *S("tags") ? S("tags") : "-");
-	printf("  thread:      <%s>\n", S("root_msgid"));
-	printf("  cover:       %s%s%s\n", cJSON_IsString(cJSON_GetObjectItem(s, "cover_msgid")) ?
-	       "<" : "", S("cover_msgid"),
-	       cJSON_IsString(cJSON_GetObjectItem(s, "cover_msgid")) ? ">" : "");
-	printf("  base-commit: %s\n", S("base_commit"));
+#define P(...) (bad = bad || pg_buf_printf(out, __VA_ARGS__) < 0)
+	P("series %lld: %s%s\n", N("id"), cJSON_IsTrue(cJSON_GetObjectItem(s, "rfc")) ?
+	  "[RFC] " : "", S("title"));
+	P("  state:       %s%s\n", S("state"),
+	  cJSON_IsTrue(cJSON_GetObjectItem(s, "stale")) ? " (stale: never completed)" : "");
+	P("  version:     v%lld, %lld of %lld patches\n", N("version"), N("received"), N("total"));
+	P("  submitter:   %s <%s>\n", S("submitter_name"), S("submitter"));
+	P("  date:        %s\n", S("date"));
+	P("  tags:        %s\n", *S("tags") ? S("tags") : "-");
+	P("  thread:      <%s>\n", S("root_msgid"));
+	P("  cover:       %s%s%s\n", cJSON_IsString(cJSON_GetObjectItem(s, "cover_msgid")) ?
+	  "<" : "", S("cover_msgid"),
+	  cJSON_IsString(cJSON_GetObjectItem(s, "cover_msgid")) ? ">" : "");
+	P("  base-commit: %s\n", S("base_commit"));
 	if (N("supersedes") >= 0)
-		printf("  supersedes:  series %lld\n", N("supersedes"));
+		P("  supersedes:  series %lld\n", N("supersedes"));
 	if (N("superseded_by") >= 0)
-		printf("  superseded:  by series %lld\n", N("superseded_by"));
+		P("  superseded:  by series %lld\n", N("superseded_by"));
 	if (N("patchwork_series") >= 0)
-		printf("  patchwork:   series %lld\n", N("patchwork_series"));
+		P("  patchwork:   series %lld\n", N("patchwork_series"));
 	cJSON_ArrayForEach(item, cJSON_GetObjectItem(s, "patches")) {
 		const cJSON *pw = cJSON_GetObjectItem(item, "patchwork_patch");
 
-		printf("  %2d/%lld %s\n", (int)cJSON_GetObjectItem(item, "number")->valuedouble,
-		       N("total"), cJSON_GetStringValue(cJSON_GetObjectItem(item, "subject")));
-		printf("        <%s>%s", cJSON_GetStringValue(cJSON_GetObjectItem(item, "msgid")),
-		       cJSON_IsNumber(pw) ? "" : "\n");
+		P("  %2d/%lld %s\n", (int)cJSON_GetObjectItem(item, "number")->valuedouble,
+		  N("total"), cJSON_GetStringValue(cJSON_GetObjectItem(item, "subject")));
+		P("        <%s>%s", cJSON_GetStringValue(cJSON_GetObjectItem(item, "msgid")),
+		  cJSON_IsNumber(pw) ? "" : "\n");
 		if (cJSON_IsNumber(pw))
-			printf(" patchwork %lld\n", (long long)pw->valuedouble);
+			P(" patchwork %lld\n", (long long)pw->valuedouble);
 	}
 	cJSON_ArrayForEach(item, cJSON_GetObjectItem(s, "depends_on")) {
 		const cJSON *dep = cJSON_GetObjectItem(item, "series");
 
-		printf("  depends on:  %s %s%s", cJSON_GetStringValue(cJSON_GetObjectItem(item, "kind")),
-		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "ref")),
-		       cJSON_IsNumber(dep) ? "" : " (not seen yet)\n");
+		P("  depends on:  %s %s%s", cJSON_GetStringValue(cJSON_GetObjectItem(item, "kind")),
+		  cJSON_GetStringValue(cJSON_GetObjectItem(item, "ref")),
+		  cJSON_IsNumber(dep) ? "" : " (not seen yet)\n");
 		if (cJSON_IsNumber(dep))
-			printf(" = series %lld\n", (long long)dep->valuedouble);
+			P(" = series %lld\n", (long long)dep->valuedouble);
 	}
 	cJSON_ArrayForEach(item, cJSON_GetObjectItem(s, "rechecks"))
-		printf("  recheck:     %s (%s, by %s, %s)\n",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "contexts")),
-		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "origin")),
-		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "requester")),
-		       cJSON_GetStringValue(cJSON_GetObjectItem(item, "state")));
+		P("  recheck:     %s (%s, by %s, %s)\n",
+		  cJSON_GetStringValue(cJSON_GetObjectItem(item, "contexts")),
+		  cJSON_GetStringValue(cJSON_GetObjectItem(item, "origin")),
+		  cJSON_GetStringValue(cJSON_GetObjectItem(item, "requester")),
+		  cJSON_GetStringValue(cJSON_GetObjectItem(item, "state")));
+#undef P
 #undef S
 #undef N
+	return bad ? -1 : 0;
 }
 
 static int series_show(struct store *st, const char *id_text, int as_json)
 {
 	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf out = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	cJSON *o = NULL;
-	char *text = NULL;
 	int64_t id;
 	int rc = 1;
 
@@ -393,21 +409,17 @@ static int series_show(struct store *st, const char *id_text, int as_json)
 	}
 	if (api_view_series(st, id, false, &o, &err) < 0)
 		goto out;
-	if (as_json) {
-		text = pg_json_print(o, true);
-		if (!text) {
-			pg_err_set(&err, PG_ENOMEM, "out of memory");
-			goto out;
-		}
-		printf("%s\n", text);
-	} else {
-		series_print_text(o);
+	if (as_json ? ctl_out_json(o) < 0
+		    : ctl_out_oneline(o) < 0 || series_print_text(o, &out) < 0 ||
+		      ctl_out_buf(&out) < 0) {
+		pg_err_errno(&err, "print");
+		goto out;
 	}
 	rc = 0;
 out:
 	if (rc)
 		fprintf(stderr, "perfgate-controller: series show: %s\n", err.msg);
-	free(text);
+	pg_buf_release(&out);
 	cJSON_Delete(o);
 	return rc;
 }

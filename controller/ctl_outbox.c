@@ -13,6 +13,7 @@
 #include <openssl/crypto.h>
 
 #include "buf.h"
+#include "ctl_out.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
@@ -171,13 +172,14 @@ static int64_t int_of(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
 }
 
-static void print_row(const cJSON *o)
+/* One row; returns 0, or -1 when out of memory.  The strings are one line
+ * already (ctl_out_oneline()). */
+static int print_row(const cJSON *o, struct pg_buf *out)
 {
 	const bool check = strcmp(str_of(o, "kind"), "check") == 0;
 	char when[PG_TIME_UTC_MAX] = "-", what[64], resp[81];
 	const char *r = str_of(o, "response");
 	int64_t next = int_of(o, "next_try");
-	size_t n = 0;
 
 	if (strcmp(str_of(o, "delivery"), "queued") == 0 && next >= 0 &&
 	    pg_time_format_utc(next * 1000, 0, when, sizeof(when)) < 0)
@@ -189,23 +191,24 @@ static void print_row(const cJSON *o)
 		snprintf(what, sizeof(what), "%s patch %" PRId64 " (pw ?)", str_of(o, "state"),
 			 int_of(o, "patch"));
 	else
-		snprintf(what, sizeof(what), "%.63s", str_of(o, "subject"));
-	/* One line: the start of the answer, control characters made '?'. */
-	for (; r[n] && n < sizeof(resp) - 1; n++)
-		resp[n] = (unsigned char)r[n] < ' ' ? '?' : r[n];
-	resp[n] = '\0';
-	printf("%-5s %-6" PRId64 " %-9s %-8" PRId64 " %-21s %-6" PRId64 " %-28s %-30s %s\n",
-	       str_of(o, "kind"), int_of(o, "id"), str_of(o, "delivery"), int_of(o, "attempts"),
-	       when, int_of(o, "run"), str_of(o, "context"), what, resp);
+		snprintf(what, sizeof(what), "%s", str_of(o, "subject"));
+	/* Shortened on purpose, but never inside a character. */
+	what[pg_utf8_cut(what, strlen(what))] = '\0';
+	snprintf(resp, sizeof(resp), "%s", r);
+	resp[pg_utf8_cut(resp, strlen(resp))] = '\0';
+	return pg_buf_printf(out, "%-5s %-6" PRId64 " %-9s %-8" PRId64 " %-21s %-6" PRId64
+			     " %-28s %-30s %s\n", str_of(o, "kind"), int_of(o, "id"),
+			     str_of(o, "delivery"), int_of(o, "attempts"), when, int_of(o, "run"),
+			     str_of(o, "context"), what, resp) < 0 ? -1 : 0;
 }
 
 static int cmd_list(const struct ctl_config *cfg, bool as_json, bool all)
 {
 	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf rows = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	struct store *st = NULL;
 	cJSON *arr = NULL;
 	const cJSON *o;
-	char *text = NULL;
 	int rc = 1;
 
 	if (open_store(cfg, &st) < 0)
@@ -215,22 +218,27 @@ static int cmd_list(const struct ctl_config *cfg, bool as_json, bool all)
 		goto out;
 	}
 	if (as_json) {
-		text = pg_json_print(arr, true);
-		if (!text) {
-			fprintf(stderr, "perfgate-controller: outbox list: out of memory\n");
-			goto out;
-		}
-		printf("%s\n", text);
+		if (ctl_out_json(arr) < 0)
+			goto fail;
 	} else {
-		printf("%-5s %-6s %-9s %-8s %-21s %-6s %-28s %-30s %s\n", "KIND", "ID", "DELIVERY",
-		       "ATTEMPTS", "NEXT TRY", "RUN", "CONTEXT", "WHAT", "LAST ANSWER");
+		if (ctl_out_oneline(arr) < 0 ||
+		    pg_buf_printf(&rows, "%-5s %-6s %-9s %-8s %-21s %-6s %-28s %-30s %s\n", "KIND",
+				  "ID", "DELIVERY", "ATTEMPTS", "NEXT TRY", "RUN", "CONTEXT",
+				  "WHAT", "LAST ANSWER") < 0)
+			goto fail;
 		cJSON_ArrayForEach(o, arr)
-			print_row(o);
+			if (print_row(o, &rows) < 0)
+				goto fail;
+		if (ctl_out_buf(&rows) < 0)
+			goto fail;
 	}
 	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "perfgate-controller: outbox list: %s\n", strerror(errno));
 out:
-	free(text);
 	cJSON_Delete(arr);
+	pg_buf_release(&rows);
 	store_close(st);
 	return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "conffile.h"
+#include "ctl_out.h"
 #include "fsutil.h"
 #include "log.h"
 
@@ -62,7 +63,10 @@ int ctl_cmd_plan(const struct ctl_config *cfg, int argc, char **argv)
 	    ctl_plan_pass(cfg, st, &ps, NULL, &stats, &err) < 0 ||
 	    planner_stats_print(&stats, &out) < 0)
 		goto out;
-	fputs(pg_buf_str(&out), stdout);
+	if (ctl_out_buf(&out) < 0) {
+		pg_err_errno(&err, "print");
+		goto out;
+	}
 	rc = stats.errors ? 1 : 0;
 out:
 	if (rc && err.code != PG_OK)

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "conffile.h"
+#include "ctl_out.h"
 #include "fsutil.h"
 #include "text.h"
 
@@ -63,7 +64,10 @@ int ctl_cmd_verdicts(const struct ctl_config *cfg, int argc, char **argv)
 	    ctl_verdict_pass(cfg, st, &ps, run_id, &report, &stats, &err) < 0 ||
 	    verdict_pass_stats_print(&stats, &report) < 0)
 		goto out;
-	fputs(pg_buf_str(&report), stdout);
+	if (ctl_out_buf(&report) < 0) {
+		pg_err_errno(&err, "print");
+		goto out;
+	}
 	rc = stats.errors ? 1 : 0;
 out:
 	if (rc && err.code != PG_OK)
@@ -92,7 +96,10 @@ int ctl_cmd_run(const struct ctl_config *cfg, int argc, char **argv)
 	}
 	if (open_both(cfg, &st, &ps, &err) < 0 || verdict_run_show(st, &ps, run_id, &out, &err) < 0)
 		goto out;
-	fputs(pg_buf_str(&out), stdout);
+	if (ctl_out_buf(&out) < 0) {
+		pg_err_errno(&err, "print");
+		goto out;
+	}
 	rc = 0;
 out:
 	if (rc)

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "report_mail.h"
+#include "sanitize.h"
+#include "text.h"
 #include "time.h"
 
 int outbox_tx_run(struct store *st, const char *what, const char *sql,
@@ -285,7 +287,8 @@ int outbox_queue_mail_tx(struct store *st, const struct ctl_mail *mail, int64_t 
 			 unsigned int *queued, struct pg_err *err)
 {
 	struct pg_buf msg = PG_BUF_INIT(REPORT_MAIL_MAX);
-	struct pg_buf subject = PG_BUF_INIT(REPORT_MAIL_SUBJECT_MAX * 2);
+	struct pg_buf subject = PG_BUF_INIT(REPORT_MAIL_SUBJECT_MAX * PG_SAN_GROWTH + 64);
+	char *cut_subject = NULL;
 	char msgid[REPORT_MAIL_MSGID_MAX + 1], url[REPORT_MAIL_URL_MAX + 1];
 	struct mail_patch p;
 	struct report_mail r;
@@ -321,7 +324,8 @@ int outbox_queue_mail_tx(struct store *st, const struct ctl_mail *mail, int64_t 
 	/* An author address the formatter would refuse is left out, not a
 	 * reason to lose the report. */
 	if (p.from_addr && report_mail_addr_ok(p.from_addr)) {
-		r.author.name = p.from_name;
+		if (!p.from_name || strlen(p.from_name) <= REPORT_MAIL_NAME_MAX)
+			r.author.name = p.from_name;
 		r.author.addr = p.from_addr;
 	}
 	r.cc_author = mail->cc_author_on;
@@ -334,6 +338,15 @@ int outbox_queue_mail_tx(struct store *st, const struct ctl_mail *mail, int64_t 
 		r.patch_url = url;
 	}
 	r.subject = p.subject ? p.subject : "";
+	/* Nor is a subject too long to send: it is cut, at a character. */
+	if (strlen(r.subject) > REPORT_MAIL_SUBJECT_MAX) {
+		cut_subject = strndup(r.subject, pg_utf8_cut(r.subject, REPORT_MAIL_SUBJECT_MAX));
+		if (!cut_subject) {
+			pg_err_set(err, PG_ENOMEM, "queue mail: out of memory");
+			goto out;
+		}
+		r.subject = cut_subject;
+	}
 	r.label = context;
 	r.status = status;
 	r.description = description;
@@ -364,5 +377,6 @@ out:
 	mail_patch_release(&p);
 	pg_buf_release(&msg);
 	pg_buf_release(&subject);
+	free(cut_subject);
 	return rc;
 }

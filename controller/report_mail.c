@@ -9,6 +9,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "sanitize.h"
+
 /* RFC 5322 2.1.1: lines SHOULD stay within 78 characters and MUST within
  * 998; RFC 2047 2: an encoded word is at most 75 characters; RFC 2045
  * 6.7: quoted-printable lines at most 76. */
@@ -172,9 +174,7 @@ const char *report_mail_addr_domain(const char *addr)
 	return at && at[1] ? at + 1 : NULL;
 }
 
-/* A msg-id's inside (RFC 5322 3.6.4, read liberally as archives hold
- * them): printable ASCII without <, > and white space. */
-static bool msgid_ok(const char *s)
+bool report_mail_msgid_ok(const char *s)
 {
 	size_t n;
 
@@ -371,13 +371,41 @@ bad:
 
 /* ---- subject ------------------------------------------------------------ */
 
+/*
+ * `echo $title`: runs of white space (space, tab, CR, LF) become one
+ * space, none at either end; then the text is made safe to show
+ * (pg_sanitize(), one line): other controls, C1 and bidirectional
+ * characters are written as visible escapes and invalid UTF-8 as U+FFFD,
+ * so that what a mail reader shows is what was sent, not what it does.
+ * Appends to out; returns 0 or -1 (out full).
+ */
+static int single_spaced(const char *in, struct pg_buf *out)
+{
+	struct pg_buf one = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	bool space = false;
+	int rc = -1;
+
+	for (const char *p = in; *p; p++) {
+		if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
+			space = one.len > 0;
+			continue;
+		}
+		if ((space && pg_buf_addch(&one, ' ') < 0) || pg_buf_addch(&one, *p) < 0)
+			goto out;
+		space = false;
+	}
+	rc = pg_sanitize(out, pg_buf_str(&one), one.len, PG_SAN_LINE);
+out:
+	pg_buf_release(&one);
+	return rc;
+}
+
 int report_mail_subject(const char *subject, enum report_status status, int64_t patch_id,
 			struct pg_buf *out, struct pg_err *err)
 {
 	static const char tag[] = "[dpdk-dev] ";
-	struct pg_buf s = PG_BUF_INIT(REPORT_MAIL_SUBJECT_MAX);
+	struct pg_buf s = PG_BUF_INIT(REPORT_MAIL_SUBJECT_MAX * PG_SAN_GROWTH);
 	const char *cut;
-	bool space = false;
 	int rc = -1;
 
 	if (!subject)
@@ -386,21 +414,9 @@ int report_mail_subject(const char *subject, enum report_status status, int64_t 
 		pg_err_set(err, PG_EINVAL, "subject: longer than %d bytes", REPORT_MAIL_SUBJECT_MAX);
 		goto out;
 	}
-	/* `echo $title`: runs of white space become one space, none at
-	 * either end (control characters count as white space here: a header
-	 * cannot hold them). */
-	for (const char *p = subject; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c <= ' ' || c == 0x7f) {
-			space = s.len > 0;
-			continue;
-		}
-		if ((space && pg_buf_addch(&s, ' ') < 0) || pg_buf_addch(&s, (char)c) < 0) {
-			out_fail(err, "subject");
-			goto out;
-		}
-		space = false;
+	if (single_spaced(subject, &s) < 0) {
+		out_fail(err, "subject");
+		goto out;
 	}
 	/* sed 's,\[dpdk-dev\] ,,': the first one, wherever it is. */
 	cut = strstr(pg_buf_str(&s), tag);
@@ -641,25 +657,21 @@ static void hdr_unstructured(struct hdr *h, const char *s)
  * string, or encoded words), then <addr>; `comma` glues "," to it. */
 static int mailbox_tokens(struct hdr *h, const struct report_mail_addr *a, bool comma)
 {
-	struct pg_buf name = PG_BUF_INIT(REPORT_MAIL_NAME_MAX);
-	struct pg_buf tok = PG_BUF_INIT(REPORT_MAIL_NAME_MAX * 2 + REPORT_MAIL_ADDR_MAX + 8);
-	bool ascii = true, atoms = true, space = false;
+	struct pg_buf name = PG_BUF_INIT(REPORT_MAIL_NAME_MAX * PG_SAN_GROWTH);
+	struct pg_buf tok = PG_BUF_INIT(REPORT_MAIL_NAME_MAX * PG_SAN_GROWTH * 2 +
+					REPORT_MAIL_ADDR_MAX + 8);
+	bool ascii = true, atoms = true;
 	int rc = -1;
 
-	/* The name with white space and control characters single-spaced. */
-	for (const char *p = a->name ? a->name : ""; *p; p++) {
-		unsigned char c = (unsigned char)*p;
+	/* The name single-spaced and safe to show, as the subject. */
+	if (single_spaced(a->name ? a->name : "", &name) < 0)
+		goto out;
+	for (size_t i = 0; i < name.len; i++) {
+		unsigned char c = (unsigned char)name.data[i];
 
-		if (c <= ' ' || c == 0x7f) {
-			space = name.len > 0;
-			continue;
-		}
-		if ((space && pg_buf_addch(&name, ' ') < 0) || pg_buf_addch(&name, (char)c) < 0)
-			goto out;
-		space = false;
 		if (c >= 0x80)
 			ascii = false;
-		else if (!is_atext(c))
+		else if (c != ' ' && !is_atext(c))
 			atoms = false;
 	}
 	if (name.len > 0 && !ascii) {
@@ -697,7 +709,9 @@ out:
  * moves to the next line whole. */
 static int hdr_mailbox(struct hdr *h, const struct report_mail_addr *a, bool comma)
 {
-	struct pg_buf one = PG_BUF_INIT(4096);
+	/* A long name of escapes, Q-encoded: 3 bytes a byte and word breaks. */
+	struct pg_buf one = PG_BUF_INIT(REPORT_MAIL_NAME_MAX * PG_SAN_GROWTH * 4 +
+				       REPORT_MAIL_ADDR_MAX + 64);
 	struct hdr s = { .out = &one, .limit = SIZE_MAX };
 	int rc = -1;
 
@@ -750,10 +764,13 @@ static int format_date(int64_t ms, char *out, size_t outlen)
 /* ---- body --------------------------------------------------------------- */
 
 /* Append text with CRLF, CR and LF all made LF, without trailing newlines,
- * then one LF. */
+ * then one LF; the rest made safe to show (pg_sanitize(), a block): a
+ * table or a command may quote what an agent or a mail said. */
 static int body_text(struct pg_buf *b, const char *text)
 {
+	struct pg_buf lf = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	size_t n = strlen(text);
+	int rc = -1;
 
 	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
 		n--;
@@ -761,13 +778,18 @@ static int body_text(struct pg_buf *b, const char *text)
 		if (text[i] == '\r') {
 			if (i + 1 < n && text[i + 1] == '\n')
 				continue;
-			if (pg_buf_addch(b, '\n') < 0)
-				return -1;
-		} else if (pg_buf_addch(b, text[i]) < 0) {
-			return -1;
+			if (pg_buf_addch(&lf, '\n') < 0)
+				goto out;
+		} else if (pg_buf_addch(&lf, text[i]) < 0) {
+			goto out;
 		}
 	}
-	return pg_buf_addch(b, '\n');
+	if (pg_sanitize(b, pg_buf_str(&lf), lf.len, PG_SAN_BLOCK) < 0 || pg_buf_addch(b, '\n') < 0)
+		goto out;
+	rc = 0;
+out:
+	pg_buf_release(&lf);
+	return rc;
 }
 
 /* Append LF-ended text with CRLF line ends. */
@@ -874,11 +896,7 @@ static int check_inputs(const struct report_mail *r, struct pg_err *err)
 		if (check_addr(&r->cc[i], field, true, err) < 0)
 			return -1;
 	}
-	if (!msgid_ok(r->patch_msgid))
-		return pg_err_set(err, PG_EINVAL, "patch_msgid: '%s' is not a Message-ID (printable "
-				  "ASCII without <>, at most %d bytes)",
-				  r->patch_msgid ? r->patch_msgid : "", REPORT_MAIL_MSGID_MAX);
-	if (!msgid_ok(r->msgid))
+	if (!report_mail_msgid_ok(r->msgid))
 		return pg_err_set(err, PG_EINVAL, "msgid: '%s' is not a Message-ID (printable "
 				  "ASCII without <>, at most %d bytes)",
 				  r->msgid ? r->msgid : "", REPORT_MAIL_MSGID_MAX);
@@ -954,8 +972,9 @@ static enum body_cte body_encoding(const char *s, size_t n)
 int report_mail_format(const struct report_mail *r, struct pg_buf *out, struct pg_err *err)
 {
 	static const char *const cte_names[] = { "7bit", "8bit", "quoted-printable" };
-	struct pg_buf subj = PG_BUF_INIT(REPORT_MAIL_SUBJECT_MAX + 64);
-	struct pg_buf body = PG_BUF_INIT(REPORT_MAIL_TEXT_MAX * 2 + 64 * 1024);
+	struct pg_buf subj = PG_BUF_INIT(REPORT_MAIL_SUBJECT_MAX * PG_SAN_GROWTH + 64);
+	/* Room for both texts even if every byte became a "\\xHH" escape. */
+	struct pg_buf body = PG_BUF_INIT(REPORT_MAIL_TEXT_MAX * 2 * PG_SAN_GROWTH + 64 * 1024);
 	const struct report_mail_addr *list[REPORT_MAIL_CC_MAX + 1];
 	char label[REPORT_MAIL_LABEL_MAX + 2];
 	char date[64];
@@ -1006,8 +1025,9 @@ int report_mail_format(const struct report_mail *r, struct pg_buf *out, struct p
 	cte = body_encoding(body.data, body.len);
 	if (pg_buf_printf(out, "Date: %s\r\n", date) < 0 ||
 	    pg_buf_printf(out, "Message-ID: <%s>\r\n", r->msgid) < 0 ||
-	    pg_buf_printf(out, "In-Reply-To: <%s>\r\n", r->patch_msgid) < 0 ||
-	    pg_buf_printf(out, "References: <%s>\r\n", r->patch_msgid) < 0 ||
+	    (report_mail_msgid_ok(r->patch_msgid) &&
+	     (pg_buf_printf(out, "In-Reply-To: <%s>\r\n", r->patch_msgid) < 0 ||
+	      pg_buf_printf(out, "References: <%s>\r\n", r->patch_msgid) < 0)) ||
 	    /* RFC 3834: no vacation replies to a robot. */
 	    pg_buf_adds(out, "Auto-Submitted: auto-generated\r\n") < 0 ||
 	    pg_buf_adds(out, "MIME-Version: 1.0\r\n"

@@ -44,6 +44,15 @@
  * References name the patch's Message-ID; the author is copied (Cc) only
  * when the status is not SUCCESS (REPORT_CC_AUTHOR_FAILURE, the default).
  *
+ * Text from the patch's mail reaches people here, so it is made safe to
+ * show (lib/sanitize.h) but never a reason to lose the report: in the
+ * subject and display names, controls other than white space, C1 and
+ * bidirectional characters become visible escapes ("\x1b", "\u202e") and
+ * invalid UTF-8 U+FFFD; the body is sanitised as a block (LF and TAB
+ * kept).  A patch Message-ID that is not one we can write back (control
+ * bytes, white space, <>, non-ASCII, over REPORT_MAIL_MSGID_MAX) leaves
+ * In-Reply-To and References out: the report is sent, unthreaded.
+ *
  * The message: CRLF line ends; header fields folded at white space so that
  * no line is longer than 78 characters unless one word is; a subject or
  * display name with non-ASCII text gets RFC 2047 encoded words (UTF-8,
@@ -111,7 +120,8 @@ struct report_mail {
 	size_t n_cc;
 	struct report_mail_addr author;		/* the patch's author; addr NULL: none */
 	enum report_cc_author cc_author;
-	const char *patch_msgid;		/* required: In-Reply-To, References */
+	const char *patch_msgid;		/* In-Reply-To, References; NULL or not a
+						 * Message-ID: both left out */
 	int64_t patch_id;			/* Patchwork patch id; <= 0: unknown ("pw?") */
 	const char *patch_url;			/* the head line; NULL: none (as the
 						 * script without a pwid) */
@@ -151,6 +161,11 @@ int report_mail_parse_mailbox(const char *s, char **name, char **addr, struct pg
  * "@", a domain of letters, digits, "-" and "." (or a [literal]), at most
  * REPORT_MAIL_ADDR_MAX bytes. */
 bool report_mail_addr_ok(const char *addr);
+
+/* True when s is a msg-id's inside this module writes back (RFC 5322
+ * 3.6.4, read liberally as archives hold them): printable ASCII without
+ * <, > and white space, 1 to REPORT_MAIL_MSGID_MAX bytes. */
+bool report_mail_msgid_ok(const char *s);
 
 /* The domain of an address: what follows its last "@", or NULL. */
 const char *report_mail_addr_domain(const char *addr);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sanitize.h"
+
 static int show_nomem(struct pg_err *err)
 {
 	return pg_err_set(err, PG_ENOMEM, "run show: out of memory or over the output's limit");
@@ -16,6 +18,7 @@ static int show_header(struct store *st, int64_t run_id, struct pg_buf *out, str
 {
 	static const char what[] = "read run";
 	sqlite3_stmt *q = NULL;
+	char *title = NULL;
 	int rc;
 
 	rc = store_prepare(st, &q,
@@ -29,15 +32,22 @@ static int show_header(struct store *st, int64_t run_id, struct pg_buf *out, str
 		pg_err_set(err, PG_ENOTFOUND, "no run %lld", (long long)run_id);
 		goto fail;
 	}
+	/* The title is a mail's subject: one line, whatever it holds. */
+	title = pg_sanitize_dup((const char *)sqlite3_column_text(q, 1), PG_SAN_LINE);
+	if (!title) {
+		sqlite3_finalize(q);
+		return show_nomem(err);
+	}
 	rc = pg_buf_printf(out, "run %lld: series %lld \"%s\" v%d (%s), %s %s at %s: %s\n",
 			   (long long)run_id, (long long)sqlite3_column_int64(q, 0),
-			   (const char *)sqlite3_column_text(q, 1), sqlite3_column_int(q, 2),
+			   title, sqlite3_column_int(q, 2),
 			   (const char *)sqlite3_column_text(q, 3),
 			   (const char *)sqlite3_column_text(q, 4),
 			   (const char *)sqlite3_column_text(q, 5),
 			   (const char *)sqlite3_column_text(q, 6),
 			   (const char *)sqlite3_column_text(q, 7));
 	sqlite3_finalize(q);
+	free(title);
 	return rc < 0 ? show_nomem(err) : 0;
 fail:
 	sqlite3_finalize(q);

@@ -12,6 +12,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "sanitize.h"
 
 void vp_say(struct pg_buf *lines, const char *fmt, ...)
 {
@@ -250,9 +251,16 @@ int vp_job_reproduce(const struct vp_job *j, struct pg_buf *out, struct pg_err *
 	if (mbox && (pg_buf_adds(out, "curl -sS ") < 0 || shell_word(out, mbox) < 0 ||
 		     pg_buf_adds(out, " | git -C patched am --patch-format=mboxrd\n") < 0))
 		return nomem(err);
-	if (*j->root_msgid && (pg_buf_adds(out, "#   or: (cd patched && b4 shazam ") < 0 ||
-			       shell_word(out, j->root_msgid) < 0 || pg_buf_adds(out, ")\n") < 0))
-		return nomem(err);
+	if (*j->root_msgid) {
+		/* A mail's Message-ID: one line, shown escaped if it must be. */
+		char *id = pg_sanitize_dup(j->root_msgid, PG_SAN_LINE);
+		int r = !id || pg_buf_adds(out, "#   or: (cd patched && b4 shazam ") < 0 ||
+			shell_word(out, id) < 0 || pg_buf_adds(out, ")\n") < 0 ? -1 : 0;
+
+		free(id);
+		if (r < 0)
+			return nomem(err);
+	}
 	if (reproduce_build(j->spec, out) < 0)
 		return nomem(err);
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j->spec, "benchmarks"))

@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "fsutil.h"
+#include "sanitize.h"
 
 int pg_json_parse(const char *text, size_t len, cJSON **out, struct pg_err *err)
 {
@@ -240,4 +241,71 @@ int pg_json_nested_err(struct pg_err *err, const char *parent)
 	}
 	snprintf(rest, sizeof(rest), "%s", err->msg + sizeof(head) - 1);
 	return pg_err_set(err, err->code, "field '%s.%s", parent, rest);
+}
+
+char *pg_json_print_safe(const cJSON *item, bool pretty)
+{
+	struct pg_buf b = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	char *text = pg_json_print(item, pretty);
+	size_t len;
+
+	if (!text)
+		return NULL;
+	len = strlen(text);
+	/* Most documents are clean: hand cJSON's text back as it is. */
+	if (pg_sanitize_is_clean(text, len, PG_SAN_BLOCK))
+		return text;
+	if (pg_sanitize_json(&b, text, len) < 0) {
+		pg_buf_release(&b);
+		free(text);
+		return NULL;
+	}
+	free(text);
+	return pg_buf_detach(&b, NULL);
+}
+
+/* Replace *s (allocated by cJSON unless is_const) by its sanitised copy
+ * when it is not clean.  Returns 1 when replaced, 0 when kept, -1. */
+static int sanitize_member(char **s, bool is_const, enum pg_san_mode mode)
+{
+	char *safe, *copy;
+	size_t n;
+
+	if (!*s || pg_sanitize_is_clean(*s, strlen(*s), mode))
+		return 0;
+	safe = pg_sanitize_dup(*s, mode);
+	if (!safe)
+		return -1;
+	n = strlen(safe) + 1;
+	copy = cJSON_malloc(n);
+	if (!copy) {
+		free(safe);
+		return -1;
+	}
+	memcpy(copy, safe, n);
+	free(safe);
+	if (!is_const)
+		cJSON_free(*s);
+	*s = copy;
+	return 1;
+}
+
+int pg_json_sanitize_strings(cJSON *item, enum pg_san_mode mode)
+{
+	cJSON *c;
+	int r;
+
+	if (!item)
+		return 0;
+	r = sanitize_member(&item->string, (item->type & cJSON_StringIsConst) != 0, mode);
+	if (r < 0)
+		return -1;
+	if (r > 0)	/* a replaced key is cJSON's to free now */
+		item->type &= ~cJSON_StringIsConst;
+	if (cJSON_IsString(item) && sanitize_member(&item->valuestring, false, mode) < 0)
+		return -1;
+	for (c = item->child; c; c = c->next)
+		if (pg_json_sanitize_strings(c, mode) < 0)
+			return -1;
+	return 0;
 }

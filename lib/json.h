@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "sanitize.h"
 
 /* Parse len bytes (need not be NUL-terminated).  On error names the line
  * and column where parsing stopped.  Returns 0 or -1. */
@@ -53,7 +54,20 @@ int pg_json_check_keys(const cJSON *obj, const char *const *allowed, struct pg_e
  * naturally. */
 int pg_json_nested_err(struct pg_err *err, const char *parent);
 
-/* Print compactly or with indentation; returns malloc'd text or NULL. */
+/* Print compactly or with indentation; returns malloc'd text or NULL.
+ * Strings come out as stored: for perfgate's own records (job specs). */
 char *pg_json_print(const cJSON *item, bool pretty);
+
+/* pg_json_print() for a document that leaves perfgate (every API answer,
+ * every --json listing): passed through pg_sanitize_json(), so that it is
+ * valid UTF-8 whatever the strings held and carries no raw C1 or
+ * bidirectional control.  Returns malloc'd text or NULL (out of memory). */
+char *pg_json_print_safe(const cJSON *item, bool pretty);
+
+/* Make every string value and object key in item, its siblings after it
+ * and everything below them pg_sanitize()d in mode, in place: for a JSON
+ * view about to be printed as text.  Returns 0, or -1 when out of memory
+ * (some strings are replaced then, the tree stays whole). */
+int pg_json_sanitize_strings(cJSON *item, enum pg_san_mode mode);
 
 #endif

@@ -8,8 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
+#include "sanitize.h"
+#include "text.h"
+
 #define LOG_MAX_OVERRIDES 32
 #define LOG_COMPONENT_MAX 32
+#define LOG_MSG_MAX 4096
 
 struct log_override {
 	char component[LOG_COMPONENT_MAX];
@@ -92,21 +97,46 @@ bool pg_log_enabled(enum pg_log_level level, const char *component)
 	return level <= log_level;
 }
 
+/* Last resort when the sanitiser has no memory: every byte that could be
+ * a control or part of one becomes '?', so the line is still one line. */
+static void log_scrub(char *msg)
+{
+	for (unsigned char *p = (unsigned char *)msg; *p; p++)
+		if (*p < ' ' || *p >= 0x7f)
+			*p = '?';
+}
+
 static void log_vemit(enum pg_log_level level, const char *component,
 		      const char *fmt, va_list ap)
 {
-	char stamp[40], msg[4096];
+	struct pg_buf safe = PG_BUF_INIT(LOG_MSG_MAX * PG_SAN_GROWTH);
+	char stamp[40], msg[LOG_MSG_MAX];
+	const char *line = msg;
 	struct timespec ts;
 	struct tm tm;
+	int n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (n < 0)
+		msg[0] = '\0';
+	/* A long message is cut, but not inside a character. */
+	else if ((size_t)n >= sizeof(msg))
+		msg[pg_utf8_cut(msg, sizeof(msg) - 1)] = '\0';
+	/* What is logged often comes from outside (a request path, a header,
+	 * an agent's words): one line whatever it holds, no terminal
+	 * controls, valid UTF-8. */
+	if (pg_sanitize(&safe, msg, strlen(msg), PG_SAN_LINE) == 0)
+		line = pg_buf_str(&safe);
+	else
+		log_scrub(msg);
 	/* One fprintf per line so that concurrent threads do not interleave. */
 	fprintf(stderr, "%s.%03ldZ %s[%ld] %s %s: %s\n", stamp,
 		ts.tv_nsec / 1000000L, log_progname, (long)getpid(),
-		level_names[level], component ? component : "-", msg);
+		level_names[level], component ? component : "-", line);
+	pg_buf_release(&safe);
 }
 
 void pg_log(enum pg_log_level level, const char *component, const char *fmt, ...)

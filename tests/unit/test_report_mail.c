@@ -24,6 +24,7 @@
 #include "err.h"
 #include "mail.h"
 #include "report_mail.h"
+#include "sanitize.h"
 
 #include "goldenfx.h"
 
@@ -76,9 +77,15 @@ static void check_parsed(const struct report_mail *r, const char *msg, size_t le
 		fail_msg("the message does not parse: %s", err.msg);
 	assert_string_equal(m.subject, pg_buf_str(&subj));
 	assert_string_equal(m.message_id, r->msgid);
-	assert_string_equal(m.in_reply_to, r->patch_msgid);
-	assert_int_equal(m.nreferences, 1);
-	assert_string_equal(m.references[0], r->patch_msgid);
+	if (report_mail_msgid_ok(r->patch_msgid)) {
+		assert_string_equal(m.in_reply_to, r->patch_msgid);
+		assert_int_equal(m.nreferences, 1);
+		assert_string_equal(m.references[0], r->patch_msgid);
+	} else {
+		/* Not one we can write back: the report goes unthreaded. */
+		assert_true(!m.in_reply_to || !*m.in_reply_to);
+		assert_int_equal(m.nreferences, 0);
+	}
 	assert_string_equal(m.from_addr, r->from.addr);
 	if (r->from.name && *r->from.name)
 		assert_string_equal(m.from_name, r->from.name);
@@ -159,7 +166,12 @@ static void test_subject(void **state)
 	subject_is("[PATCH] x", REPORT_FAILURE, 0, "|FAILURE| pw? [PATCH] x");
 	subject_is("", REPORT_FAILURE, -3, "|FAILURE| pw?");
 	subject_is(NULL, REPORT_SUCCESS, 9, "|SUCCESS| pw9");
-	subject_is("a\x01" "b\x7f" "c", REPORT_SUCCESS, 9, "|SUCCESS| pw9 a b c");
+	/* Other controls are shown, not obeyed nor made spaces; C1, bidi
+	 * and invalid UTF-8 too (lib/sanitize.h). */
+	subject_is("a\x01" "b\x7f" "c", REPORT_SUCCESS, 9, "|SUCCESS| pw9 a\\x01b\\x7fc");
+	subject_is("\x1b[2J\x07x \xc2\x9b" "1m \x9b \xe2\x80\xae" "fdp.exe\xe2\x81\xa6 \xc0\xaf",
+		   REPORT_FAILURE, 3, "|FAILURE| pw3 \\x1b[2J\\x07x \\u009b1m \xef\xbf\xbd "
+		   "\\u202efdp.exe\\u2066 \xef\xbf\xbd\xef\xbf\xbd");
 
 	big = malloc(REPORT_MAIL_SUBJECT_MAX + 2);
 	assert_non_null(big);
@@ -593,9 +605,6 @@ static void test_invalid(void **state)
 	r.author.addr = "a@b@";
 	format_fails(&r, PG_EINVAL, "author:");
 	base_report(&r);
-	r.patch_msgid = NULL;
-	format_fails(&r, PG_EINVAL, "patch_msgid:");
-	base_report(&r);
 	r.msgid = "a\r\nBcc: x@y";
 	format_fails(&r, PG_EINVAL, "msgid:");
 	base_report(&r);
@@ -639,6 +648,48 @@ static void test_invalid(void **state)
 }
 
 /* The same input gives the same bytes (a resend is the same mail). */
+/* A patch whose mail is hostile still gets its report, and the report
+ * carries none of its controls: every byte is printable ASCII, CR LF or
+ * (in the 8bit body) valid UTF-8 without C1 or bidi characters. */
+static void test_hostile(void **state)
+{
+	static const char *const ids[] = {
+		"evil\x1b[2J\x07@example.org", "a b@c", "<x@y>", "\xc3\xa9@example.org", NULL,
+	};
+	struct pg_buf out = PG_BUF_INIT(1 << 20);
+	struct pg_err err = PG_ERR_INIT;
+	struct report_mail r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		const char *body;
+
+		base_report(&r);
+		r.patch_msgid = ids[i];
+		r.subject = "[PATCH] \x1b]0;owned\x07 \xc2\x9b" "2J \x9b \xe2\x80\xae" "gpj.exe";
+		r.author.name = "Eve \xe2\x81\xa6\x1b[31m\xc2\x85";
+		r.table = "key\x1b[2J \xe2\x80\xae\tok\r\nnext \x9b\n";
+		pg_buf_reset(&out);
+		if (report_mail_format(&r, &out, &err) < 0)
+			fail_msg("patch_msgid %zu: %s", i, err.msg);
+		check_lines(out.data, out.len);
+		check_parsed(&r, out.data, out.len);
+		assert_null(strstr(out.data, "In-Reply-To:"));
+		assert_null(strstr(out.data, "References:"));
+		body = strstr(out.data, "\r\n\r\n");
+		assert_non_null(body);
+		/* Headers: ASCII only, the escapes inside encoded words. */
+		for (const char *p = out.data; p < body; p++)
+			if (!((*p >= ' ' && *p <= '~') || *p == '\r' || *p == '\n'))
+				fail_msg("raw byte 0x%02x in a header", (unsigned char)*p);
+		assert_true(pg_sanitize_is_clean(body, out.len - (size_t)(body - out.data),
+						 PG_SAN_BLOCK));
+		assert_non_null(strstr(body, "key\\x1b[2J \\u202e\tok\r\nnext \xef\xbf\xbd\r\n"));
+		assert_non_null(strstr(out.data, "Subject: |FAILURE| pw5 [PATCH] \\x1b]0;owned\\x07"));
+	}
+	pg_buf_release(&out);
+}
+
 static void test_deterministic(void **state)
 {
 	struct pg_buf a = PG_BUF_INIT(1 << 20), b = PG_BUF_INIT(1 << 20);
@@ -670,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_encoded_words),
 		cmocka_unit_test(test_body_encodings),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_deterministic),
 	};
 
