@@ -133,6 +133,7 @@ struct api_req {
 	int64_t held_job;		/* lease 204: the job the agent holds */
 	int fd;				/* a file to send instead of out; -1 */
 	uint64_t fd_size;
+	bool fd_text;			/* fd is text from outside: sanitise it */
 
 	/* The writer's lists. */
 	struct api_req *next, *prev;

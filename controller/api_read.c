@@ -292,6 +292,7 @@ static void api_read_log(struct api_server *srv, struct store *st, struct api_re
 	r->content_type = "text/plain; charset=utf-8";
 	r->fd = fd;
 	r->fd_size = (uint64_t)sb.st_size;
+	r->fd_text = true;	/* what sandboxed code printed */
 	fd = -1;
 	goto out;
 fail:

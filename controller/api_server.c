@@ -5,6 +5,7 @@
  * stop.
  */
 #include "api_int.h"
+#include "api_textfile.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -498,7 +499,10 @@ static enum MHD_Result api_send(struct api_req *r)
 	char num[32];
 	bool ok = true;
 
-	if (r->fd >= 0) {
+	if (r->fd >= 0 && r->fd_text) {
+		resp = api_textfile_response(r->fd);
+		r->fd = -1;	/* closed by the response, or by its failure */
+	} else if (r->fd >= 0) {
 		resp = MHD_create_response_from_fd((size_t)r->fd_size, r->fd);
 		if (resp)
 			r->fd = -1;	/* the response closes it */

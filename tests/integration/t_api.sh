@@ -334,6 +334,40 @@ expect 200 GET /api/v1/jobs/1/logs/1/build -
 printf 'configure\nninja\n' | cmp -s - "$TMP/body" || fail "GET log content"
 grep -qi '^content-type: text/plain' "$TMP/hdr" || fail "a log is not text/plain"
 expect 404 GET /api/v1/jobs/1/logs/1/bench -
+# A log is what sandboxed code printed: kept as received, served through
+# the sanitiser (an "é" split between two chunks stays whole).
+printf 'ok \303' >"$TMP/l1"
+printf '\251 \033[2J\007 lone\rcr \302\233 \342\200\256rtl \377 crlf\r\nend\n' >"$TMP/l2"
+expect 200 POST "/api/v1/jobs/1/logs?attempt=1&stage=bench" "$T1" "@$TMP/l1"
+expect 200 POST "/api/v1/jobs/1/logs?attempt=1&stage=bench&offset=4" "$T1" "@$TMP/l2"
+cat "$TMP/l1" "$TMP/l2" | cmp -s - "$TMP/state/logs/1/1/bench.log" || fail "hostile log not kept as received"
+expect 200 GET /api/v1/jobs/1/logs/1/bench -
+python3 - "$TMP/body" <<'PY' || fail "hostile log served raw"
+import sys
+b = open(sys.argv[1], "rb").read()
+t = b.decode("utf-8")                      # valid UTF-8, or this raises
+want = "ok \u00e9 \\x1b[2J\\x07 lone\\x0dcr \\u009b \\u202ertl \ufffd crlf\r\nend\n"
+assert t == want, (t, want)
+PY
+# The same where the controller's reads split the file (every 64 KiB): an
+# "é" across the first boundary, a CR LF across the second.
+python3 - "$TMP" <<'PY'
+import sys
+d = sys.argv[1]
+open(d + "/m1", "wb").write(b"a" * 65535 + b"\xc3")
+open(d + "/m2", "wb").write(b"\xa9" + b"b" * 65534 + b"\r")
+open(d + "/m3", "wb").write(b"\nend\x1b\n")
+PY
+expect 200 POST "/api/v1/jobs/1/logs?attempt=1&stage=apply" "$T1" "@$TMP/m1"
+expect 200 POST "/api/v1/jobs/1/logs?attempt=1&stage=apply&offset=65536" "$T1" "@$TMP/m2"
+expect 200 POST "/api/v1/jobs/1/logs?attempt=1&stage=apply&offset=131072" "$T1" "@$TMP/m3"
+expect 200 GET /api/v1/jobs/1/logs/1/apply -
+python3 - "$TMP/body" <<'PY' || fail "a log split by reads served wrong"
+import sys
+t = open(sys.argv[1], "rb").read().decode("utf-8")
+want = "a" * 65535 + "\u00e9" + "b" * 65534 + "\r\nend\\x1b\n"
+assert t == want, (len(t), len(want), t[-20:], want[-20:])
+PY
 
 # The result: recorded once, a retry is a duplicate, another body a conflict.
 cat >"$TMP/result.json" <<'EOF'
