@@ -251,15 +251,17 @@ static int refuse(struct beyond *b, const char *path, const char *prefix, const 
 }
 
 /*
- * Whether a proper prefix of path is a symbolic link: one this patch
- * makes, else (unless this patch removes it, as git apply allows) one in
+ * Whether a proper prefix of path is a symbolic link: for a path the patch
+ * writes (is_new), one this patch makes, else (unless this patch removes
+ * it, as git apply allows) one in HEAD's tree or in the working tree; for
+ * a path it reads or removes (the old side, from before the patch), one in
  * HEAD's tree or in the working tree.  The tree is walked down component
  * by component, the working tree with lstat() until a prefix is missing
  * or not a directory (going further would follow what is there).
  * Returns 0, 1 with *fail, -1 on error.
  */
-static int check_beyond(struct beyond *b, const char *path, struct apply_fail *fail,
-			struct pg_err *err)
+static int check_beyond(struct beyond *b, const char *path, bool is_new,
+			struct apply_fail *fail, struct pg_err *err)
 {
 	size_t len = strlen(path), wlen = b->workdir ? strlen(b->workdir) : 0;
 	git_tree *cur = b->head, *sub = NULL;
@@ -281,11 +283,11 @@ static int check_beyond(struct beyond *b, const char *path, struct apply_fail *f
 		if (path[i] != '/')
 			continue;
 		w[wlen + i] = '\0';	/* prefix and name end here for now */
-		if (patch_link(b->diff, path, i, true)) {
+		if (is_new && patch_link(b->diff, path, i, true)) {
 			ret = refuse(b, path, prefix, "created by this patch", 0, fail, err);
 			goto out;
 		}
-		if (patch_link(b->diff, path, i, false)) {
+		if (is_new && patch_link(b->diff, path, i, false)) {
 			/* The link goes away: what is below it is new, and the
 			 * lookups below would read beyond it. */
 			in_tree = in_workdir = false;
@@ -337,8 +339,8 @@ out:
 }
 
 /* git's rules for one path of a delta, then nothing beyond a link. */
-static int check_path(struct beyond *b, const char *path, struct apply_fail *fail,
-		      struct pg_err *err)
+static int check_path(struct beyond *b, const char *path, bool is_new,
+		      struct apply_fail *fail, struct pg_err *err)
 {
 	const char *why = NULL;
 
@@ -346,7 +348,7 @@ static int check_path(struct beyond *b, const char *path, struct apply_fail *fai
 		return 0;
 	if (!pg_apply_path_ok(path, strlen(path), &why))
 		return apply_fail_set(fail, path, 0, NULL, 0, err, "%s", why) < 0 ? -1 : 1;
-	return check_beyond(b, path, fail, err);
+	return check_beyond(b, path, is_new, fail, err);
 }
 
 int apply_check_paths(git_repository *repo, git_tree *head, git_diff *diff,
@@ -365,12 +367,15 @@ int apply_check_paths(git_repository *repo, git_tree *head, git_diff *diff,
 			rc = pg_err_set(err, PG_EIO, "apply: no delta %zu", i);
 			break;
 		}
-		/* Both sides: a rename or copy from (or a deletion of) a
-		 * path beyond a link reads or removes what is beyond it. */
-		rc = check_path(&b, d->old_file.path, fail, err);
-		if (rc == 0 && d->new_file.path &&
-		    (!d->old_file.path || strcmp(d->old_file.path, d->new_file.path) != 0))
-			rc = check_path(&b, d->new_file.path, fail, err);
+		/* Both sides, whatever the status: a rename or copy from (or
+		 * a deletion of) a path beyond a link reads or removes what
+		 * is beyond it, and libgit2 keeps both names of the diff
+		 * header even for an added or a deleted file, where they
+		 * may differ ("diff --git a/x b/../y"). */
+		rc = check_path(&b, d->old_file.path, d->status == GIT_DELTA_ADDED, fail, err);
+		if (rc == 0)
+			rc = check_path(&b, d->new_file.path, d->status != GIT_DELTA_DELETED, fail,
+					err);
 	}
 	pg_buf_release(&b.wpath);
 	return rc;
