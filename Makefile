@@ -18,7 +18,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 CC ?= cc
 CFLAGS ?= -O2 -g
 PKG_CONFIG ?= pkg-config
-PKGS := libcurl libgit2 libssh libcjson sqlite3 libmicrohttpd libcrypto
+PKGS := libcurl libgit2 libssh libcjson sqlite3 libmicrohttpd libcrypto zlib
 
 ifdef SANITIZE
 BUILD ?= build/san

@@ -379,8 +379,19 @@ static int explain(git_repository *repo, git_tree *head, git_diff *diff, const c
 			      tfail->reason ? tfail->reason : "no 3-way attempted");
 }
 
+/* One pg_apply_mbox_opts() call: its limits and what its patches did. */
+struct series {
+	struct pg_apply_limits lim;	/* every field set */
+	struct pg_apply_usage *usage;	/* the running count, earlier calls' too */
+	struct apply_links links;	/* made by the patches committed */
+	size_t index, n;		/* this patch (1-based), of n */
+};
+
+/* Apply patch m (s->index of s->n): 0 committed (with what it wrote in
+ * *adds), 1 failed (*fail), -1 error. */
 static int apply_one(git_repository *repo, const struct pg_mail *m, struct pg_apply_patch *rp,
-		     struct apply_fail *fail, struct pg_err *err)
+		     struct series *s, struct pg_apply_usage *adds, struct apply_fail *fail,
+		     struct pg_err *err)
 {
 	struct apply_fail ofail = { NULL, 0, NULL, NULL, false };
 	struct apply_fail tfail = { NULL, 0, NULL, NULL, false };
@@ -388,7 +399,7 @@ static int apply_one(git_repository *repo, const struct pg_mail *m, struct pg_ap
 	git_commit *parent = NULL;
 	git_tree *head = NULL;
 	git_diff *diff = NULL;
-	git_index *index = NULL;
+	git_index *post = NULL;
 	git_oid tree_id;
 	char exact_why[512];
 	long shift = 0;
@@ -406,6 +417,11 @@ static int apply_one(git_repository *repo, const struct pg_mail *m, struct pg_ap
 	if (head_commit(repo, &parent, &head, err) < 0)
 		goto out;
 	rc = parse_diff(&diff, m, fail, err);
+	/* Before any method reads a path or inflates a binary patch. */
+	if (rc == 0)
+		rc = apply_check_paths(repo, head, diff, &s->links, s->n, fail, err);
+	if (rc == 0)
+		rc = apply_limits_binary(diff, &s->lim, s->usage, fail, err);
 	if (rc != 0) {
 		ret = rc;
 		if (rc > 0)
@@ -413,17 +429,17 @@ static int apply_one(git_repository *repo, const struct pg_mail *m, struct pg_ap
 		goto out;
 	}
 
-	rc = git_apply(repo, diff, GIT_APPLY_LOCATION_BOTH, NULL);
+	/* In memory like the others, so that the result is checked before
+	 * the working tree sees any of it. */
+	rc = git_apply_to_tree(&post, repo, head, diff, NULL);
 	if (rc == 0) {
-		rc = git_repository_index(&index, repo);
-		if (rc == 0)
-			rc = git_index_write_tree(&tree_id, index);
+		rc = git_index_write_tree_to(&tree_id, post, repo);
 		if (rc < 0) {
-			pg_git_fail(err, PG_EIO, rc, "apply: write the index's tree");
+			pg_git_fail(err, PG_EIO, rc, "apply: write the patched tree");
 			goto out;
 		}
 		rp->method = PG_APPLY_EXACT;
-		goto commit;
+		goto land;
 	}
 	{
 		const git_error *e = git_error_last();
@@ -453,16 +469,28 @@ static int apply_one(git_repository *repo, const struct pg_mail *m, struct pg_ap
 	goto out;
 
 land:
+	rc = apply_limits_result(repo, head, &tree_id, &s->lim, s->usage, adds, fail, err);
+	if (rc != 0) {
+		ret = rc;
+		if (rc > 0) {
+			rp->method = PG_APPLY_FAILED;
+			rp->offset = 0;
+		}
+		goto out;
+	}
+	/* Before anything lands, so that nothing fails after the commit; a
+	 * stale entry would only name a patch in a message. */
+	if (apply_links_add(&s->links, diff, s->index, err) < 0)
+		goto out;
 	if (checkout(repo, &tree_id, err) < 0)
 		goto out;
-commit:
 	if (commit_tree(repo, m, rp->subject, author, parent, &tree_id, rp->commit, err) < 0)
 		goto out;
 	ret = 0;
 out:
 	apply_fail_clear(&tfail);
 	apply_fail_clear(&ofail);
-	git_index_free(index);
+	git_index_free(post);
 	git_diff_free(diff);
 	git_tree_free(head);
 	git_commit_free(parent);
@@ -498,16 +526,40 @@ static void reset_to_head(git_repository *repo)
 
 /* ---- the series ----------------------------------------------------- */
 
-int pg_apply_mbox(git_repository *repo, const char *mbox, size_t len, enum pg_mbox_format fmt,
-		  struct pg_apply_result *res, struct pg_err *err)
+/* A limit left 0 takes its default. */
+static uint64_t limit_or(uint64_t v, uint64_t def)
 {
+	return v ? v : def;
+}
+
+int pg_apply_mbox_opts(git_repository *repo, const char *mbox, size_t len,
+		       const struct pg_apply_opts *opts, struct pg_apply_result *res,
+		       struct pg_err *err)
+{
+	static const struct pg_apply_opts defaults = PG_APPLY_OPTS_INIT;
 	struct collect c = { NULL, 0, 0, 0, 0, err };
 	struct apply_fail fail = { NULL, 0, NULL, NULL, false };
+	struct pg_apply_usage alone = { 0, 0 };
+	struct series s;
 	ssize_t nmsg;
 	int rc, ret = -1;
 
 	memset(res, 0, sizeof(*res));
-	nmsg = pg_mbox_split(mbox, len, fmt, on_message, &c, err);
+	memset(&s, 0, sizeof(s));
+	if (!opts)
+		opts = &defaults;
+	if (opts->version != PG_APPLY_OPTS_VERSION) {
+		pg_err_set(err, PG_EINVAL, "apply: options version %u, this library knows %u",
+			   opts->version, PG_APPLY_OPTS_VERSION);
+		goto out;
+	}
+	s.lim.max_total_bytes = limit_or(opts->limits.max_total_bytes,
+					 PG_APPLY_DEFAULT_MAX_TOTAL_BYTES);
+	s.lim.max_files = limit_or(opts->limits.max_files, PG_APPLY_DEFAULT_MAX_FILES);
+	s.lim.max_file_bytes = limit_or(opts->limits.max_file_bytes,
+					PG_APPLY_DEFAULT_MAX_FILE_BYTES);
+	s.usage = opts->usage ? opts->usage : &alone;
+	nmsg = pg_mbox_split(mbox, len, opts->fmt, on_message, &c, err);
 	if (nmsg < 0)
 		goto out;
 	res->n_skipped = c.skipped;
@@ -528,10 +580,19 @@ int pg_apply_mbox(git_repository *repo, const char *mbox, size_t len, enum pg_mb
 			goto out;
 		}
 	}
+	s.n = c.n;
 	for (size_t i = 0; i < c.n; i++) {
 		struct pg_apply_patch *rp = &res->patches[i];
+		struct pg_apply_usage adds = { 0, 0 };
 
-		rc = apply_one(repo, &c.mails[i], rp, &fail, err);
+		s.index = i + 1;
+		rc = apply_one(repo, &c.mails[i], rp, &s, &adds, &fail, err);
+		if (rc == 0) {
+			s.usage->files += adds.files;
+			s.usage->total_bytes += adds.total_bytes;
+			res->used.files += adds.files;
+			res->used.total_bytes += adds.total_bytes;
+		}
 		if (rc < 0) {
 			pg_err_prefix(err, "patch %zu/%zu \"%s\"", i + 1, c.n, rp->subject);
 			reset_to_head(repo);
@@ -561,11 +622,21 @@ int pg_apply_mbox(git_repository *repo, const char *mbox, size_t len, enum pg_mb
 	}
 	ret = 0;
 out:
+	apply_links_free(&s.links);
 	apply_fail_clear(&fail);
 	for (size_t i = 0; i < c.n; i++)
 		pg_mail_free(&c.mails[i]);
 	free(c.mails);
 	return ret;
+}
+
+int pg_apply_mbox(git_repository *repo, const char *mbox, size_t len, enum pg_mbox_format fmt,
+		  struct pg_apply_result *res, struct pg_err *err)
+{
+	struct pg_apply_opts opts = PG_APPLY_OPTS_INIT;
+
+	opts.fmt = fmt;
+	return pg_apply_mbox_opts(repo, mbox, len, &opts, res, err);
 }
 
 void pg_apply_result_release(struct pg_apply_result *res)

@@ -13,9 +13,9 @@
  * repository whose index and working tree match HEAD.  Per patch, the first
  * method that works wins:
  *
- *   exact   git_apply() to the index and the working tree
- *           (GIT_APPLY_LOCATION_BOTH): every hunk at the line its @@ header
- *           names.  libgit2 1.5 has no offset search, no fuzz, no 3-way.
+ *   exact   git_apply_to_tree() onto HEAD's tree, in memory: every hunk
+ *           at the line its @@ header names.  libgit2 1.5 has no offset
+ *           search, no fuzz, no 3-way.
  *   offset  every hunk found with its context intact at the nearest line
  *           to the one named (searching both ways from there, as `git
  *           apply` and GNU patch do), hunks kept in order and apart.  As in
@@ -48,14 +48,42 @@
  * prefixes, a blank line, the commit message (without the "---" notes and
  * the diffstat), cleaned up as git's stripspace does (git_message_prettify).
  *
- * When a patch fails every method, nothing of it is kept: HEAD stays at the
- * commit of the last patch that applied, and the index and working tree at
- * that commit.  Files that a patch does not change are never rewritten, so
+ * Patches come from anyone, so nothing of a patch reaches the working tree
+ * before it passed these checks, each failing it as a patch failure
+ * (return 1, the reason naming the rule or the limit):
+ *
+ *   paths   before any method: every old and new path of every delta
+ *           (renames and copies too), as libgit2 decoded it from the
+ *           patch (C-quoted names unquoted), keeps git's path rules
+ *           (pg_apply_path_ok() in apply_paths.h: relative, no empty, "."
+ *           or ".." component, no ".git" nor what NTFS or HFS+ read as
+ *           it, no control byte) and lies beyond no symbolic link: no
+ *           proper prefix of it is a link the same patch makes (mode
+ *           120000), nor, unless the patch deletes or renames that link
+ *           away (as git apply allows), a link in HEAD's tree (which holds
+ *           the links earlier patches and earlier mboxes made) or in the
+ *           working tree (lstat(), not followed).
+ *   binary  before any method, so before libgit2 inflates anything: each
+ *           "GIT binary patch" side inflates to the length it declares
+ *           (streamed, nothing kept: libgit2 would inflate a whole stream
+ *           into memory before comparing), and the file it makes (a
+ *           literal's length, a delta's result size from its header) is
+ *           within the limits below.
+ *   result  after the method made the patched tree in memory, before the
+ *           checkout: every file the checkout will create or change is
+ *           within the limits, and its path keeps git's rules.
+ *
+ * Every method makes a tree in memory; only then is it checked out (index
+ * and working tree, writing only the files that differ) and committed.
+ * When a patch fails, nothing of it is kept: HEAD stays at the commit of
+ * the last patch that applied, and the index and working tree at that
+ * commit.  Files that a patch does not change are never rewritten, so
  * their modification times survive (incremental builds rely on it).
  */
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <git2.h>
 
@@ -73,6 +101,12 @@ enum pg_apply_method {
 	PG_APPLY_OFFSET,
 	PG_APPLY_3WAY,
 	PG_APPLY_FAILED,
+};
+
+/* What patches wrote, as the limits count it (see pg_apply_limits). */
+struct pg_apply_usage {
+	uint64_t total_bytes;
+	uint64_t files;
 };
 
 /* What happened to one patch mail. */
@@ -105,28 +139,86 @@ struct pg_apply_result {
 	char *failed_hunk;		/* its "@@ -a,b +c,d @@ ..." header line */
 	char *reason;			/* why, in words (libgit2's message,
 					 * "3-way merge conflict", "preimage blob
-					 * 1234abc is not in the repository") */
+					 * 1234abc is not in the repository",
+					 * "path has a '..' component", "writes
+					 * a 512 MiB file (limit 64 MiB,
+					 * apply.max_file_mb)") */
+	struct pg_apply_usage used;	/* what the patches committed by this
+					 * call wrote (see pg_apply_limits) */
 };
 
-#define PG_APPLY_RESULT_INIT { 0, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL }
+/*
+ * What the patches of a series may write, counted per patch as its
+ * checkout writes it: a file a patch creates or changes counts once with
+ * its whole new size (a file changed by three patches counts three
+ * times); deletions count nothing; the base checkout is not counted.
+ * The defaults are far beyond any real DPDK series (the whole tree is
+ * about 100 MiB and 10,000 files).  A limit of UINT64_MAX is no limit.
+ */
+struct pg_apply_limits {
+	uint64_t max_total_bytes;	/* bytes written by all patches */
+	uint64_t max_files;		/* files created or changed by all patches */
+	uint64_t max_file_bytes;	/* the largest file a patch may write */
+};
+
+#define PG_APPLY_DEFAULT_MAX_TOTAL_BYTES (256ull << 20)
+#define PG_APPLY_DEFAULT_MAX_FILES 20000ull
+#define PG_APPLY_DEFAULT_MAX_FILE_BYTES (64ull << 20)
+
+/* The configuration keys the refusals name ("(limit 64 MiB,
+ * apply.max_file_mb)"), for the agent's configuration to use: the total
+ * and the file size in MiB, the files as a count. */
+#define PG_APPLY_KEY_MAX_TOTAL "apply.max_total_mb"
+#define PG_APPLY_KEY_MAX_FILES "apply.max_files"
+#define PG_APPLY_KEY_MAX_FILE "apply.max_file_mb"
+
+#define PG_APPLY_OPTS_VERSION 1
+
+/* How to apply: set up with PG_APPLY_OPTS_INIT, then change fields. */
+struct pg_apply_opts {
+	unsigned int version;		/* PG_APPLY_OPTS_VERSION */
+	enum pg_mbox_format fmt;	/* PG_MBOX_MBOXO (the default) or _MBOXRD */
+	struct pg_apply_limits limits;	/* a field left 0 takes its default */
+	/* The series' running count, for a series applied as several
+	 * mboxes (prerequisites, then the series): NULL counts this call
+	 * alone; else it holds what earlier calls wrote on entry, the
+	 * limits apply to it plus this call, and the patches this call
+	 * commits are added to it as they are committed. */
+	struct pg_apply_usage *usage;
+};
+
+#define PG_APPLY_OPTS_INIT { PG_APPLY_OPTS_VERSION, PG_MBOX_MBOXO, { 0, 0, 0 }, NULL }
+
+#define PG_APPLY_RESULT_INIT { 0, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, { 0, 0 } }
 
 /*
- * Apply the patches of mbox[0..len) (format fmt: PG_MBOX_MBOXRD for what the
- * controller serves, PG_MBOX_MBOXO for `git format-patch` output) onto the
- * HEAD of repo, a non-bare repository with a commit checked out (attached or
- * detached) and a clean index and working tree.
+ * Apply the patches of mbox[0..len) (format opts->fmt: PG_MBOX_MBOXRD for
+ * what the controller serves, PG_MBOX_MBOXO for `git format-patch` output)
+ * onto the HEAD of repo, a non-bare repository with a commit checked out
+ * (attached or detached) and a clean index and working tree, within
+ * opts->limits (opts NULL: PG_APPLY_OPTS_INIT).
  *
  * Returns
  *    0  every patch applied: HEAD moved by one commit per patch;
- *    1  a patch failed: res names it (failed_*, reason); HEAD is at the
- *       commit of the last patch that applied, index and working tree clean
- *       at it;
+ *    1  a patch failed, by every method or by a check above (a path rule,
+ *       a limit): res names it (failed_*, reason); HEAD is at the commit
+ *       of the last patch that applied, index and working tree clean at
+ *       it;
  *   -1  an error that is not the patches' fault, or an mbox without any
  *       patch (err: PG_EINVAL "mbox holds no patch (N mails, none with a
  *       diff)"), a mail that cannot be parsed (PG_EINVAL naming its number),
- *       PG_EIO from libgit2 (no HEAD, index or disk trouble), PG_ENOMEM.
+ *       an opts->version this library does not know (PG_EINVAL), PG_EIO
+ *       from libgit2 (no HEAD, index or disk trouble), PG_ENOMEM.
  *       res->patches says what was applied before the error.
+ * Whatever it returns, res->used and *opts->usage count the patches
+ * committed.
  */
+int pg_apply_mbox_opts(git_repository *repo, const char *mbox, size_t len,
+		       const struct pg_apply_opts *opts, struct pg_apply_result *res,
+		       struct pg_err *err);
+
+/* pg_apply_mbox_opts() with format fmt, the default limits, and no usage
+ * carried from earlier calls. */
 int pg_apply_mbox(git_repository *repo, const char *mbox, size_t len, enum pg_mbox_format fmt,
 		  struct pg_apply_result *res, struct pg_err *err);
 
