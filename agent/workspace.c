@@ -439,6 +439,14 @@ out:
 int ws_apply(const char *src_path, const char *mbox, size_t len, struct pg_apply_result *res,
 	     struct pg_err *err)
 {
+	return ws_apply_opts(src_path, mbox, len, NULL, NULL, res, err);
+}
+
+int ws_apply_opts(const char *src_path, const char *mbox, size_t len,
+		  const struct pg_apply_limits *limits, struct pg_apply_usage *usage,
+		  struct pg_apply_result *res, struct pg_err *err)
+{
+	struct pg_apply_opts o = PG_APPLY_OPTS_INIT;
 	git_repository *repo = NULL;
 	int rc;
 
@@ -448,7 +456,11 @@ int ws_apply(const char *src_path, const char *mbox, size_t len, struct pg_apply
 	rc = git_repository_open_ext(&repo, src_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (rc < 0)
 		return pg_git_fail(err, PG_EIO, rc, "open '%s'", src_path);
-	rc = pg_apply_mbox(repo, mbox, len, PG_MBOX_MBOXRD, res, err);
+	o.fmt = PG_MBOX_MBOXRD;
+	if (limits)
+		o.limits = *limits;
+	o.usage = usage;
+	rc = pg_apply_mbox_opts(repo, mbox, len, &o, res, err);
 	if (rc < 0)
 		pg_err_prefix(err, "apply in '%s'", src_path);
 	git_repository_free(repo);

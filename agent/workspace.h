@@ -126,6 +126,13 @@ int ws_checkout(const char *work_dir, const char *tree, const char *slot,
 int ws_apply(const char *src_path, const char *mbox, size_t len, struct pg_apply_result *res,
 	     struct pg_err *err);
 
+/* ws_apply() within limits (NULL: the defaults), with *usage (NULL: none)
+ * counting what the series' earlier mboxes wrote, updated: see
+ * pg_apply_mbox_opts(). */
+int ws_apply_opts(const char *src_path, const char *mbox, size_t len,
+		  const struct pg_apply_limits *limits, struct pg_apply_usage *usage,
+		  struct pg_apply_result *res, struct pg_err *err);
+
 /* WORK/slots/TREE/SLOT/build into *out (malloc'd; not created).  Returns 0, or
  * -1 with PG_EINVAL (a bad name, a path too long) or PG_ENOMEM. */
 int ws_build_dir(const char *work_dir, const char *tree, const char *slot, char **out,

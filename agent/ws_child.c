@@ -747,12 +747,15 @@ static int child_apply(const struct child_args *a, struct pg_apply_result *res,
 		       uint64_t *used_bytes, uint64_t *used_files, struct pg_err *err)
 {
 	struct pg_buf mbox = PG_BUF_INIT(WS_MBOX_MAX);
+	struct pg_apply_limits lim = { a->max_total, a->max_files, a->max_file };
+	struct pg_apply_usage used = { *used_bytes, *used_files };
 	int rc = -1;
 
-	(void)used_bytes;
-	(void)used_files;
 	if (pg_read_file(a->mbox, &mbox, err) == 0)
-		rc = ws_apply(a->src, mbox.data ? mbox.data : "", mbox.len, res, err);
+		rc = ws_apply_opts(a->src, mbox.data ? mbox.data : "", mbox.len, &lim, &used, res,
+				   err);
+	*used_bytes = used.total_bytes;
+	*used_files = used.files;
 	pg_buf_release(&mbox);
 	return rc;
 }

@@ -45,9 +45,10 @@
 #include "sandbox.h"
 
 /* The agent configuration's "apply" object (every field optional). */
-#define WS_MAX_TOTAL_MB_DEFAULT 256	/* bytes a series may write */
-#define WS_MAX_FILES_DEFAULT 20000	/* files a series may create or change */
-#define WS_MAX_FILE_MB_DEFAULT 64	/* the largest file a series may write */
+/* What a series may write (patches/apply.h pg_apply_limits), in MiB. */
+#define WS_MAX_TOTAL_MB_DEFAULT ((int64_t)(PG_APPLY_DEFAULT_MAX_TOTAL_BYTES >> 20))
+#define WS_MAX_FILES_DEFAULT ((int64_t)PG_APPLY_DEFAULT_MAX_FILES)
+#define WS_MAX_FILE_MB_DEFAULT ((int64_t)(PG_APPLY_DEFAULT_MAX_FILE_BYTES >> 20))
 #define WS_CHILD_MEMORY_MB_DEFAULT 2048	/* RLIMIT_DATA of the child */
 #define WS_CHILD_TIMEOUT_S_DEFAULT 900	/* one checkout or apply */
 #define WS_LIMIT_MB_MAX (64 * 1024)
