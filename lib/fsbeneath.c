@@ -89,27 +89,31 @@ static size_t find_link(int rootfd, const char *rel)
 	return 0;
 }
 
-/* The message for a failed open of root/rel (errno as it failed). */
-static int open_failed(int rootfd, const char *root, const char *rel, struct pg_err *err)
+/* The message for a failed open of root/rel (errno as it failed).  rel
+ * is `shown` or a prefix of it (the parent of a file to write): messages
+ * speak of root/shown. */
+static int open_failed(int rootfd, const char *root, const char *rel, const char *shown,
+		       struct pg_err *err)
 {
 	int saved = errno;
 	size_t at;
 
 	if (saved == ENOENT)
-		return pg_err_set(err, PG_ENOTFOUND, "'%s/%s': no such file or directory", root, rel);
+		return pg_err_set(err, PG_ENOTFOUND, "'%s/%s': no such file or directory", root,
+				  shown);
 	at = find_link(rootfd, rel);
-	if (at == strlen(rel))
-		return pg_err_set(err, PG_EINVAL, "'%s/%s' is a symbolic link: refused", root, rel);
+	if (at == strlen(shown))
+		return pg_err_set(err, PG_EINVAL, "'%s/%s' is a symbolic link: refused", root, shown);
 	if (at > 0)
 		return pg_err_set(err, PG_EINVAL, "'%s/%s' goes through a symbolic link ('%.*s'): "
-				  "refused", root, rel, (int)at, rel);
+				  "refused", root, shown, (int)at, rel);
 	/* ELOOP: RESOLVE_NO_SYMLINKS met a link; EXDEV: RESOLVE_BENEATH
 	 * stopped an escape.  Either way a link we can no longer see. */
 	if (saved == ELOOP || saved == EXDEV)
 		return pg_err_set(err, PG_EINVAL, "'%s/%s' goes through a symbolic link: refused",
-				  root, rel);
+				  root, shown);
 	errno = saved;
-	return pg_err_errno(err, "open '%s/%s'", root, rel);
+	return pg_err_errno(err, "open '%s/%s'", root, shown);
 }
 
 static int open_openat2(int rootfd, const char *rel, int flags, mode_t mode)
@@ -157,9 +161,10 @@ static int open_walk(int rootfd, const char *rel, int flags, mode_t mode)
 	return fd;
 }
 
-/* Open rel beneath the open directory rootfd (root names it). */
-static int open_at(int rootfd, const char *root, const char *rel, int flags, mode_t mode,
-		   struct pg_err *err)
+/* Open rel beneath the open directory rootfd (root names it; messages
+ * speak of root/shown, see open_failed()). */
+static int open_at(int rootfd, const char *root, const char *rel, const char *shown,
+		   int flags, mode_t mode, struct pg_err *err)
 {
 	struct stat st;
 	int fd = -1;
@@ -177,18 +182,19 @@ static int open_at(int rootfd, const char *root, const char *rel, int flags, mod
 		fd = open_walk(rootfd, rel, flags, mode);
 	}
 	if (fd < 0)
-		return open_failed(rootfd, root, rel, err);
+		return open_failed(rootfd, root, rel, shown, err);
 	/* O_PATH | O_NOFOLLOW opens a link itself rather than refusing it. */
 	if (flags & O_PATH) {
 		if (fstat(fd, &st) < 0) {
-			pg_err_errno(err, "stat '%s/%s'", root, rel);
+			pg_err_errno(err, "stat '%s/%s'", root, shown);
 			close(fd);
 			return -1;
 		}
 		if (S_ISLNK(st.st_mode)) {
 			close(fd);
-			return pg_err_set(err, PG_EINVAL, "'%s/%s' is a symbolic link: refused",
-					  root, rel);
+			return pg_err_set(err, PG_EINVAL, "'%s/%s' %s: refused", root, shown,
+					  rel == shown ? "is a symbolic link" :
+					  "goes through a symbolic link");
 		}
 	}
 	return fd;
@@ -216,7 +222,7 @@ int pg_open_beneath(const char *root, const char *rel, int flags, mode_t mode,
 
 	if (rootfd < 0)
 		return -1;
-	fd = open_at(rootfd, root, rel, flags, mode, err);
+	fd = open_at(rootfd, root, rel, rel, flags, mode, err);
 	close(rootfd);
 	return fd;
 }
@@ -287,7 +293,7 @@ int pg_write_file_beneath_atomic(const char *root, const char *rel, const void *
 	const char *name = strrchr(rel, '/');
 	struct stat dst;
 	bool created = false;
-	int dfd = -1, fd = -1, rc = -1, n;
+	int rootfd = -1, dfd = -1, fd = -1, rc = -1, n;
 
 	if (check_rel(root, rel, err) < 0)
 		return -1;
@@ -298,7 +304,10 @@ int pg_write_file_beneath_atomic(const char *root, const char *rel, const void *
 		memcpy(parent, rel, (size_t)(name - rel));
 		parent[name - rel] = '\0';
 		name++;
-		dfd = pg_open_beneath(root, parent, O_RDONLY | O_DIRECTORY, 0, err);
+		rootfd = open_root(root, O_PATH, err);
+		if (rootfd < 0)
+			goto out;
+		dfd = open_at(rootfd, root, parent, rel, O_RDONLY | O_DIRECTORY, 0, err);
 	} else {
 		name = rel;
 		dfd = open_root(root, O_RDONLY, err);
@@ -364,5 +373,7 @@ out:
 		(void)unlinkat(dfd, tmp, 0);
 	if (dfd >= 0)
 		close(dfd);
+	if (rootfd >= 0)
+		close(rootfd);
 	return rc;
 }
