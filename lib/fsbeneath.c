@@ -204,8 +204,15 @@ static int open_at(int rootfd, const char *root, const char *rel, const char *sh
 static int open_root(const char *root, int flags, struct pg_err *err)
 {
 	struct stat st;
-	int fd = open(root, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	size_t len = strlen(root);
+	int fd;
 
+	/* A trailing "/" would make the kernel follow a link despite
+	 * O_NOFOLLOW. */
+	if (len == 0 || (len > 1 && root[len - 1] == '/'))
+		return pg_err_set(err, PG_EINVAL, "'%s': a root must not be empty or end in '/'",
+				  root);
+	fd = open(root, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	if (errno == ENOENT)

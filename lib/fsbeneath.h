@@ -11,7 +11,7 @@
  * sandboxed code.  Every path opened here is `root` + "/" + `rel`, where:
  *   - root is the agent's own path (a slot, a build directory): only its
  *     last component must not be a symbolic link (the directories above
- *     it are the host's configuration and may be);
+ *     it are the host's configuration and may be); no trailing "/";
  *   - rel is relative ("VERSION", "app/test/test_mempool_perf.c"): no
  *     leading "/", no empty component ("a//b", a trailing "/"), no "." or
  *     ".."; no component of it may be a symbolic link, the last included.

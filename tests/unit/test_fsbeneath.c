@@ -246,6 +246,13 @@ static void test_link_on_the_way(void **state)
 			    "insub/f.txt' goes through a symbolic link ('insub'): refused");
 	/* The root itself a link: refused, even though its target is fine. */
 	assert_read_refused(f, f->rootlink, "plain.txt", PG_EINVAL, "is a symbolic link: refused");
+	{
+		char slash[PATH_MAX];
+
+		/* With a trailing "/" the kernel would follow it. */
+		snprintf(slash, sizeof(slash), "%s/", f->rootlink);
+		assert_read_refused(f, slash, "plain.txt", PG_EINVAL, "must not be empty or end in");
+	}
 	assert_outside_untouched(f);
 }
 
