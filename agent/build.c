@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fsbeneath.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
@@ -26,6 +27,7 @@
 #define LINE_KEEP 64			/* enough of a line for "[N/M]" */
 #define HEAD_KEEP 256			/* start of a command's output */
 #define STAMP_MAX (256 * 1024)
+#define VERSION_FILE_MAX 4096
 #define REMOVE_DEPTH_MAX 128
 #define OPTION_NAME_MAX 64
 
@@ -100,16 +102,20 @@ int build_parse_version(const char *text, size_t len, char **out, struct pg_err 
 	while (end > start && strchr(" \t\r", text[end - 1]))
 		end--;
 	if (end == start)
-		return pg_err_set(err, PG_EINVAL, "VERSION: empty");
+		return pg_err_set(err, PG_EINVAL, "the first line is empty");
 	if (end - start > BUILD_VERSION_MAX)
-		return pg_err_set(err, PG_EINVAL, "VERSION: longer than %d bytes", BUILD_VERSION_MAX);
-	if (text[start] < '0' || text[start] > '9')
-		return pg_err_set(err, PG_EINVAL, "VERSION: '%.*s' does not start with a digit",
-				  (int)(end - start), text + start);
+		return pg_err_set(err, PG_EINVAL, "the first line is longer than %d bytes (%zu)",
+				  BUILD_VERSION_MAX, end - start);
+	/* Never quote what is not made of version characters: the text may
+	 * be anything a patch put there, and messages reach the public log. */
 	for (size_t i = start; i < end; i++)
 		if (!memchr(ok, text[i], sizeof(ok) - 1))
-			return pg_err_set(err, PG_EINVAL, "VERSION: '%.*s' is not a version",
-					  (int)(end - start), text + start);
+			return pg_err_set(err, PG_EINVAL, "the first line (%zu bytes) does not hold "
+					  "a version: only 0-9 A-Z a-z . + _ - may appear",
+					  end - start);
+	if (text[start] < '0' || text[start] > '9')
+		return pg_err_set(err, PG_EINVAL, "'%.*s' does not start with a digit",
+				  (int)(end - start), text + start);
 	*out = strndup(text + start, end - start);
 	if (!*out)
 		return pg_err_set(err, PG_ENOMEM, "VERSION: out of memory");
@@ -118,22 +124,21 @@ int build_parse_version(const char *text, size_t len, char **out, struct pg_err 
 
 int build_read_version(const char *src_dir, char **version, struct pg_err *err)
 {
-	struct pg_buf b = PG_BUF_INIT(4096);
-	char path[PATH_MAX];
-	int n, ret = -1;
+	struct pg_buf b = PG_BUF_INIT(VERSION_FILE_MAX);
+	int ret = -1;
 
 	*version = NULL;
-	n = snprintf(path, sizeof(path), "%s/VERSION", src_dir);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return pg_err_set(err, PG_EINVAL, "'%s/VERSION': path too long", src_dir);
-	if (access(path, F_OK) < 0 && errno == ENOENT) {
-		pg_err_set(err, PG_ENOTFOUND, "'%s': no such file (not a DPDK tree?)", path);
+	/* Beneath the tree, no link followed: a patch may make VERSION a
+	 * link to a file only root can read, and its first line would reach
+	 * the public log. */
+	if (pg_read_file_beneath(src_dir, "VERSION", &b, NULL, err) < 0) {
+		if (err && err->code == PG_ENOTFOUND)
+			pg_err_set(err, PG_ENOTFOUND, "'%s/VERSION': no such file (not a DPDK tree?)",
+				   src_dir);
 		goto out;
 	}
-	if (pg_read_file(path, &b, err) < 0)
-		goto out;
-	if (build_parse_version(b.data ? b.data : "", b.len, version, err) < 0) {
-		pg_err_prefix(err, "'%s'", path);
+	if (build_parse_version(pg_buf_str(&b), b.len, version, err) < 0) {
+		pg_err_prefix(err, "'%s/VERSION'", src_dir);
 		goto out;
 	}
 	ret = 0;
@@ -667,13 +672,32 @@ out:
 	return ret;
 }
 
+/* The build directory itself must not be a link: its contents are
+ * removed as root. */
 static int clear_dir(const char *path, struct pg_err *err)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == ELOOP || (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+			return pg_err_set(err, PG_EINVAL, "remove the contents of '%s': it is a "
+					  "symbolic link: refused", path);
 		return pg_err_errno(err, "open '%s'", path);
+	}
 	return remove_contents(fd, path, 0, err);
+}
+
+/* build.ninja of a finished setup: a regular file, found beneath the
+ * build directory (which the sandboxed build writes) without following
+ * a link, so that a planted link only ever means "set up afresh". */
+static bool ninja_file_present(const char *build_dir)
+{
+	struct pg_err ignored = PG_ERR_INIT;
+	struct stat st;
+
+	return pg_stat_beneath(build_dir, "build.ninja", &st, &ignored) == 0 &&
+	       S_ISREG(st.st_mode);
 }
 
 static cJSON *read_stamp(const char *path)
@@ -783,15 +807,27 @@ static int do_build(struct build_ctx *ctx, struct pg_err *err)
 {
 	const struct build_spec *spec = ctx->spec;
 	struct build_result *res = ctx->res;
-	char stamp_path[PATH_MAX], ninja_file[PATH_MAX], sbx[256];
+	char stamp_path[PATH_MAX], sbx[256];
 	char *meson_ver = NULL, **argv = NULL;
 	cJSON *want = NULL, *old = NULL;
 	enum build_setup setup;
 	size_t n_targets = 0;
 	int rc, ret = -1;
 
-	if (build_read_version(spec->src_dir, &res->version, err) < 0)
+	if (build_read_version(spec->src_dir, &res->version, err) < 0) {
+		if (err->code != PG_EINVAL && err->code != PG_ETOOBIG)
+			goto out;
+		/* The tree's own doing (a patch made VERSION a link, or no
+		 * version): this build's outcome, not a failure of the host. */
+		if (set_failed(ctx, "VERSION", err->msg) < 0) {
+			pg_err_set(err, PG_ENOMEM, "build: out of memory");
+			goto out;
+		}
+		pg_err_clear(err);
+		say(ctx, "perfgate: %s", res->failed_step);
+		ret = 0;
 		goto out;
+	}
 	res->version_mismatch = spec->expect_version &&
 				strcmp(spec->expect_version, res->version) != 0;
 	if (meson_version(&meson_ver, err) < 0)
@@ -799,8 +835,11 @@ static int do_build(struct build_ctx *ctx, struct pg_err *err)
 	want = build_stamp(spec, meson_ver, err);
 	if (!want)
 		goto out;
-	snprintf(stamp_path, sizeof(stamp_path), "%s%s", spec->build_dir, BUILD_STAMP_SUFFIX);
-	snprintf(ninja_file, sizeof(ninja_file), "%s/build.ninja", spec->build_dir);
+	rc = snprintf(stamp_path, sizeof(stamp_path), "%s%s", spec->build_dir, BUILD_STAMP_SUFFIX);
+	if (rc < 0 || (size_t)rc >= sizeof(stamp_path)) {
+		pg_err_set(err, PG_EINVAL, "build: build_dir too long");
+		goto out;
+	}
 	if (prepare_dirs(spec, err) < 0)
 		goto out;
 
@@ -814,7 +853,7 @@ static int do_build(struct build_ctx *ctx, struct pg_err *err)
 
 	old = read_stamp(stamp_path);
 	setup = build_setup_needed(old, want);
-	if (setup == BUILD_SETUP_NONE && access(ninja_file, F_OK) < 0)
+	if (setup == BUILD_SETUP_NONE && !ninja_file_present(spec->build_dir))
 		setup = BUILD_SETUP_FRESH;
 	res->setup = build_setup_name(setup);
 	if (setup != BUILD_SETUP_NONE) {

@@ -6,7 +6,8 @@
  * Build one DPDK tree in one persistent build directory with meson and
  * ninja, so that a job costs an incremental build, not a cold one.
  *
- *   1. VERSION of the source tree read (and compared with the job's
+ *   1. VERSION of the source tree read, beneath it and never through a
+ *      symbolic link (and compared with the job's
  *      tree.version: a mismatch is noted in the log and the result, since
  *      the planner chose the version-gated meson options by it).
  *   2. `meson setup` only when needed.  The options of the last successful
@@ -123,7 +124,10 @@ struct build_result {
 /*
  * Build.  Returns 0 when the build ran to an outcome: res->ok says
  * whether it built; otherwise failed_step and tail say why, and stopped,
- * timed_out and sandbox_failed how.  Returns -1 with err when it could not
+ * timed_out and sandbox_failed how; a VERSION that build_read_version()
+ * refuses (a symbolic link, not a regular file, too big, not a version)
+ * is such an outcome too, failed_step "VERSION: <why>", nothing run.
+ * Returns -1 with err when it could not
  * run at all: a bad spec (PG_EINVAL: missing field, bad option name or
  * value type), no VERSION file in src_dir (PG_ENOTFOUND), the build
  * directory or log cannot be made or written, meson or ninja cannot be
@@ -134,9 +138,13 @@ int build_dpdk(const struct build_spec *spec, struct build_result *res, struct p
 
 void build_result_release(struct build_result *res);
 
-/* DPDK's VERSION file of src_dir, e.g. "22.11.11" or "24.11.0-rc1".
- * *version is malloc'd.  Returns 0, or -1: PG_ENOTFOUND (no file),
- * PG_EINVAL (not a version), PG_EIO. */
+/* DPDK's VERSION file of src_dir, e.g. "22.11.11" or "24.11.0-rc1", read
+ * beneath src_dir (lib/fsbeneath.h): never through a symbolic link, only
+ * a regular file of at most 4096 bytes.  *version is malloc'd.  Returns 0,
+ * or -1: PG_ENOTFOUND (no file), PG_EINVAL (a symbolic link: "'SRC/VERSION'
+ * is a symbolic link: refused"; not a regular file; not a version),
+ * PG_ETOOBIG, PG_EIO.  No message quotes the file unless it is a
+ * plain string of version characters. */
 int build_read_version(const char *src_dir, char **version, struct pg_err *err);
 
 /*
@@ -145,7 +153,10 @@ int build_read_version(const char *src_dir, char **version, struct pg_err *err);
 
 /* The first line of a VERSION file's text, trimmed: it must start with a
  * digit and hold only [0-9A-Za-z.+_-], at most BUILD_VERSION_MAX bytes.
- * *out malloc'd.  Returns 0 or -1 (PG_EINVAL, PG_ENOMEM). */
+ * *out malloc'd.  Returns 0 or -1 (PG_EINVAL, PG_ENOMEM).  The message
+ * names no file (the caller prefixes it) and quotes the line only when
+ * every byte of it is a version character: the text is a stranger's and
+ * messages reach the public log. */
 int build_parse_version(const char *text, size_t len, char **out, struct pg_err *err);
 
 /* One line of ninja output (without its newline): 1 with *done and *total

@@ -213,6 +213,12 @@ int harness_mempool_restore(const char *src, size_t len, struct pg_buf *out,
  * not recognised (file untouched, err holds the reason for the log: the
  * caller falls back), or -1 with err (the file is missing: PG_ENOTFOUND;
  * the subset cannot run on this version; I/O).
+ *
+ * The file is read and replaced beneath SRC_DIR (lib/fsbeneath.h): when it,
+ * app/test or app is a symbolic link, or it is not a regular file, that is
+ * PG_EINVAL ("... is a symbolic link: refused") and nothing is read or
+ * written through the link.  The new file gets the old one's permission
+ * bits and the owner of app/test (when the agent is root).
  */
 int harness_apply_file(const char *src_dir, const struct harness_subset *s, bool *applied,
 		       struct pg_err *err);
@@ -221,7 +227,8 @@ int harness_apply_file(const char *src_dir, const struct harness_subset *s, bool
  * Mode "full": undo a rewrite left in SRC_DIR's test_mempool_perf.c (a
  * worktree whose checkout kept the modified file).  Writes only when the
  * file carries markers; *restored (may be NULL) says whether it did.
- * Returns 0 or -1 with err (missing file, damaged markers, I/O).
+ * Returns 0 or -1 with err (missing file, damaged markers, a symbolic
+ * link as for harness_apply_file(), I/O).
  */
 int harness_restore_file(const char *src_dir, bool *restored, struct pg_err *err);
 

@@ -6,19 +6,22 @@
  */
 #include "harness.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fsutil.h"
+#include "fsbeneath.h"
 
 struct test_file {
-	char path[4096];
+	const char *root;	/* the slot: every access is beneath it */
+	char path[4096];	/* root/HARNESS_TEST_PATH, for messages */
 	mode_t mode;
 	struct pg_buf text;
 };
 
+/* Read the test file beneath the slot: a patch may turn it, or app/test,
+ * into a symbolic link, and the agent (root) must not read or replace
+ * what such a link points to. */
 static int read_test(const char *src_dir, struct test_file *tf, struct pg_err *err)
 {
 	struct stat st;
@@ -26,14 +29,15 @@ static int read_test(const char *src_dir, struct test_file *tf, struct pg_err *e
 
 	if (n < 0 || (size_t)n >= sizeof(tf->path))
 		return pg_err_set(err, PG_EINVAL, "%s: path too long", src_dir);
-	if (stat(tf->path, &st) < 0) {
-		if (errno == ENOENT)
+	tf->root = src_dir;
+	if (pg_read_file_beneath(src_dir, HARNESS_TEST_PATH, &tf->text, &st, err) < 0) {
+		if (err && err->code == PG_ENOTFOUND)
 			return pg_err_set(err, PG_ENOTFOUND, "%s: no such file (not a DPDK tree "
 					  "with mempool_perf_autotest?)", tf->path);
-		return pg_err_errno(err, "stat '%s'", tf->path);
+		return -1;
 	}
-	tf->mode = st.st_mode & 07777;
-	return pg_read_file(tf->path, &tf->text, err);
+	tf->mode = st.st_mode & 0777;
+	return 0;
 }
 
 /* Replace the file when new differs from what was read. */
@@ -44,8 +48,8 @@ static int write_if_changed(struct test_file *tf, const struct pg_buf *new, bool
 	if (new->len == tf->text.len &&
 	    (new->len == 0 || memcmp(new->data, tf->text.data, new->len) == 0))
 		return 0;
-	if (pg_write_file_atomic(tf->path, new->data ? new->data : "", new->len, tf->mode,
-				 err) < 0)
+	if (pg_write_file_beneath_atomic(tf->root, HARNESS_TEST_PATH, new->data ? new->data : "",
+					 new->len, tf->mode, err) < 0)
 		return -1;
 	*wrote = true;
 	return 0;

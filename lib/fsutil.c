@@ -128,31 +128,34 @@ out:
 	return rc;
 }
 
-int pg_read_file(const char *path, struct pg_buf *b, struct pg_err *err)
+int pg_read_fd(int fd, const char *name, struct pg_buf *b, struct pg_err *err)
 {
 	char chunk[65536];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
 
-	if (fd < 0)
-		return pg_err_errno(err, "open '%s'", path);
 	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			pg_err_errno(err, "read '%s'", path);
-			goto out;
+			return pg_err_errno(err, "read '%s'", name);
 		}
 		if (pg_buf_add(b, chunk, (size_t)n) < 0) {
 			if (errno == E2BIG)
-				pg_err_set(err, PG_ETOOBIG, "'%s': larger than %zu bytes", path, b->max);
-			else
-				pg_err_errno(err, "read '%s'", path);
-			goto out;
+				return pg_err_set(err, PG_ETOOBIG, "'%s': larger than %zu bytes",
+						  name, b->max);
+			return pg_err_errno(err, "read '%s'", name);
 		}
 	}
-	rc = 0;
-out:
+	return 0;
+}
+
+int pg_read_file(const char *path, struct pg_buf *b, struct pg_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return pg_err_errno(err, "open '%s'", path);
+	rc = pg_read_fd(fd, path, b, err);
 	close(fd);
 	return rc;
 }

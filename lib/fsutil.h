@@ -17,6 +17,11 @@ int pg_mkdir_p(const char *path, mode_t mode, struct pg_err *err);
 /* Make the parent directory of the file `path` (mkdir -p of its dirname). */
 int pg_mkdir_parent(const char *path, mode_t mode, struct pg_err *err);
 
+/* Append what the open fd reads until end of file to b, bounded by b->max
+ * (PG_ETOOBIG beyond); name is the file's name for messages.  Returns 0
+ * or -1. */
+int pg_read_fd(int fd, const char *name, struct pg_buf *b, struct pg_err *err);
+
 /* Append the whole file `path` to b, bounded by b->max (PG_ETOOBIG
  * beyond, naming the file).  Returns 0 or -1. */
 int pg_read_file(const char *path, struct pg_buf *b, struct pg_err *err);

@@ -4,7 +4,8 @@
  * option stamp and what setup it calls for, the meson argument vector, and
  * build_dpdk() itself, unsandboxed, on a tiny meson project made in a
  * temporary directory (fresh setup, nothing to do, reconfigure, wipe, a
- * compile error, a stop, a timeout).  The real DPDK tree and the sandbox
+ * compile error, a stop, a timeout), and the links a patch or the
+ * sandboxed build may plant (VERSION, build.ninja, the build directory).  The real DPDK tree and the sandbox
  * are tests/integration/t_build.sh and t_sandbox.sh.
  */
 #include <errno.h>
@@ -65,8 +66,15 @@ static void test_parse_version(void **state)
 		assert_int_equal(err.code, PG_EINVAL);
 		assert_null(v);
 	}
+	/* Quoted only when made of version characters: the text is a
+	 * stranger's, and the message reaches the public log. */
 	assert_int_equal(build_parse_version("22.11 LTS", 9, &v, &err), -1);
-	assert_string_equal(err.msg, "VERSION: '22.11 LTS' is not a version");
+	assert_string_equal(err.msg, "the first line (9 bytes) does not hold a version: only "
+			    "0-9 A-Z a-z . + _ - may appear");
+	assert_int_equal(build_parse_version("root:$6$salt$hash:19000", 23, &v, &err), -1);
+	assert_null(strstr(err.msg, "root"));
+	assert_int_equal(build_parse_version("v22.11", 6, &v, &err), -1);
+	assert_string_equal(err.msg, "'v22.11' does not start with a digit");
 	/* len is authoritative: no NUL needed. */
 	assert_int_equal(build_parse_version("21.11.9XYZ", 6, &v, &err), 0);
 	assert_string_equal(v, "21.11.");
@@ -537,6 +545,136 @@ static void test_build_errors(void **state)
 	build_result_release(&res);
 }
 
+/* A file outside the tree that only root should read; its first line
+ * looks like a version, so that nothing but the refusal keeps it out. */
+#define SECRET_LINE "99.1.2-topsecret"
+
+static void make_secret(const struct fixture *f, char *path, size_t size)
+{
+	snprintf(path, size, "%s/secret", f->dir);
+	assert_int_equal(pg_write_file_atomic(path, SECRET_LINE "\nmore\n", 22, 0600, NULL), 0);
+}
+
+static void test_version_link(void **state)
+{
+	struct fixture *f = *state;
+	struct build_result res = BUILD_RESULT_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	char secret[PATH_MAX], version[PATH_MAX], want[PATH_MAX + 64];
+	char *v = NULL;
+
+	make_secret(f, secret, sizeof(secret));
+	snprintf(version, sizeof(version), "%s/VERSION", f->src);
+	assert_int_equal(unlink(version), 0);
+	assert_int_equal(symlink(secret, version), 0);
+
+	assert_int_equal(build_read_version(f->src, &v, &err), -1);
+	assert_null(v);
+	assert_int_equal(err.code, PG_EINVAL);
+	snprintf(want, sizeof(want), "'%s/VERSION' is a symbolic link: refused", f->src);
+	assert_string_equal(err.msg, want);
+
+	/* The build: an outcome that says why, nothing run, the secret
+	 * nowhere (result, log, stream). */
+	assert_int_equal(run(f, NULL, NULL, 0, &res, &err), 0);
+	assert_false(res.ok);
+	assert_null(res.version);
+	assert_false(res.setup_ran);
+	snprintf(want, sizeof(want), "VERSION: '%s/VERSION' is a symbolic link: refused", f->src);
+	assert_string_equal(res.failed_step, want);
+	assert_non_null(strstr(res.tail, want));
+	assert_null(strstr(res.tail, "topsecret"));
+	assert_null(strstr(pg_buf_str(&f->streamed), "topsecret"));
+	assert_false(file_exists(f->build, "build.ninja"));
+	build_result_release(&res);
+
+	/* A relative link that stays inside the tree is refused as well. */
+	assert_int_equal(unlink(version), 0);
+	write_text(f->src, "VERSION.real", "1.2.3\n");
+	assert_int_equal(symlink("VERSION.real", version), 0);
+	assert_int_equal(build_read_version(f->src, &v, &err), -1);
+	assert_non_null(strstr(err.msg, "is a symbolic link: refused"));
+}
+
+static void test_version_not_quoted(void **state)
+{
+	struct fixture *f = *state;
+	struct build_result res = BUILD_RESULT_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	char *v = NULL;
+
+	/* A regular file that is no version: its bytes never quoted. */
+	write_text(f->src, "VERSION", "hunter2 is the password\n");
+	assert_int_equal(build_read_version(f->src, &v, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_null(strstr(err.msg, "hunter2"));
+	assert_non_null(strstr(err.msg, "VERSION': the first line (23 bytes) does not hold a "
+			       "version"));
+	assert_int_equal(run(f, NULL, NULL, 0, &res, &err), 0);
+	assert_false(res.ok);
+	assert_non_null(strstr(res.failed_step, "does not hold a version"));
+	assert_null(strstr(res.tail, "hunter2"));
+	build_result_release(&res);
+
+	/* VERSION a FIFO: refused at once, not waited on. */
+	{
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/VERSION", f->src);
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(mkfifo(path, 0644), 0);
+		assert_int_equal(build_read_version(f->src, &v, &err), -1);
+		assert_non_null(strstr(err.msg, "VERSION' is not a regular file"));
+		assert_int_equal(unlink(path), 0);
+		write_text(f->src, "VERSION", "1.2.3\n");
+	}
+	assert_int_equal(build_read_version(f->src, &v, &err), 0);
+	assert_string_equal(v, "1.2.3");
+	free(v);
+}
+
+/* The sandboxed build writes the build directory: a build.ninja it
+ * replaced by a link means "set up afresh", never "reuse"; the build
+ * directory itself a link is refused before anything is removed. */
+static void test_build_dir_links(void **state)
+{
+	struct fixture *f = *state;
+	struct build_result res = BUILD_RESULT_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	char ninja[PATH_MAX], outside[256], keep[PATH_MAX], moved[PATH_MAX];
+
+	assert_int_equal(run(f, NULL, NULL, 0, &res, &err), 0);
+	assert_true(res.ok);
+	build_result_release(&res);
+	snprintf(outside, sizeof(outside), "%s/outside", f->dir);
+	assert_int_equal(mkdir(outside, 0755), 0);
+	write_text(outside, "keep", "sentinel\n");
+	snprintf(ninja, sizeof(ninja), "%s/build.ninja", f->build);
+	snprintf(moved, sizeof(moved), "%s/build.ninja", outside);
+	assert_int_equal(rename(ninja, moved), 0);
+	assert_int_equal(symlink(moved, ninja), 0);
+	assert_int_equal(run(f, NULL, NULL, 0, &res, &err), 0);
+	if (!res.ok)
+		fail_msg("build failed: %s\n%s", res.failed_step, res.tail);
+	assert_string_equal(res.setup, "fresh");
+	assert_true(file_exists(outside, "keep"));
+	assert_true(file_exists(outside, "build.ninja"));
+	build_result_release(&res);
+
+	/* The build directory a link to outside: refused, outside intact. */
+	snprintf(keep, sizeof(keep), "%s.real", f->build);
+	assert_int_equal(rename(f->build, keep), 0);
+	assert_int_equal(symlink(outside, f->build), 0);
+	snprintf(ninja, sizeof(ninja), "%s%s", f->build, BUILD_STAMP_SUFFIX);
+	(void)unlink(ninja);
+	assert_int_equal(run(f, NULL, NULL, 0, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "is a symbolic link: refused"));
+	assert_true(file_exists(outside, "keep"));
+	assert_true(file_exists(outside, "build.ninja"));
+	build_result_release(&res);
+	assert_int_equal(unlink(f->build), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +686,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_build_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_stop_and_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version_not_quoted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_build_dir_links, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("build", tests, NULL, NULL);
 }

@@ -633,6 +633,97 @@ static void test_files(void **state)
 	pg_buf_release(&got);
 }
 
+/* Every name in dir, with its size, as one string (to see that nothing
+ * in it changed). */
+static void dir_state(const char *dir, char *out, size_t size)
+{
+	DIR *d = opendir(dir);
+	size_t len = 0;
+	struct stat st;
+	char path[512];
+
+	assert_non_null(d);
+	out[0] = '\0';
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || strcmp(e->d_name, "..") == 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		assert_int_equal(lstat(path, &st), 0);
+		len += (size_t)snprintf(out + len, size - len, "%s:%lld:%o ", e->d_name,
+					(long long)st.st_size, (unsigned)st.st_mode);
+		assert_true(len < size);
+	}
+	closedir(d);
+}
+
+/*
+ * A patch that turns app/test (or the test file) into a link to a
+ * directory outside the slot: the agent, as root, must neither read nor
+ * replace what the link points to.  The outside file is one the harness
+ * would rewrite, so that only the refusal keeps it unchanged.
+ */
+static void test_files_links(void **state)
+{
+	struct pg_buf in = PG_BUF_INIT(HARNESS_MAX_SOURCE), got = PG_BUF_INIT(1 << 21);
+	struct pg_err err = PG_ERR_INIT;
+	struct harness_subset s;
+	char top[] = "/tmp/pg-test-harness-link.XXXXXX";
+	char root[64], outside[64], path[256], before[2048], after[2048];
+	bool applied = true, restored = true;
+
+	(void)state;
+	demo_subset(&s);
+	assert_non_null(mkdtemp(top));
+	snprintf(root, sizeof(root), "%s/slot", top);
+	snprintf(outside, sizeof(outside), "%s/etc", top);
+	assert_int_equal(pg_mkdir_p(outside, 0755, &err), 0);
+	read_fixture("2211.in", &in);
+	snprintf(path, sizeof(path), "%s/test_mempool_perf.c", outside);
+	assert_int_equal(pg_write_file_atomic(path, in.data, in.len, 0644, &err), 0);
+	snprintf(path, sizeof(path), "%s/app", root);
+	assert_int_equal(pg_mkdir_p(path, 0755, &err), 0);
+	snprintf(path, sizeof(path), "%s/app/test", root);
+	assert_int_equal(symlink(outside, path), 0);
+	dir_state(outside, before, sizeof(before));
+
+	assert_int_equal(harness_apply_file(root, &s, &applied, &err), -1);
+	assert_false(applied);
+	assert_int_equal(err.code, PG_EINVAL);
+	if (!strstr(err.msg, "app/test/test_mempool_perf.c' goes through a symbolic link "
+		    "('app/test'): refused"))
+		fail_msg("%s", err.msg);
+	assert_int_equal(harness_restore_file(root, &restored, &err), -1);
+	assert_false(restored);
+	assert_non_null(strstr(err.msg, "goes through a symbolic link ('app/test')"));
+	dir_state(outside, after, sizeof(after));
+	assert_string_equal(after, before);
+	snprintf(path, sizeof(path), "%s/test_mempool_perf.c", outside);
+	assert_int_equal(pg_read_file(path, &got, &err), 0);
+	assert_int_equal(got.len, in.len);
+	assert_memory_equal(got.data, in.data, in.len);
+
+	/* The file itself a link (app/test a real directory). */
+	snprintf(path, sizeof(path), "%s/app/test", root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/app/test/test_mempool_perf.c", root);
+	{
+		char target[128];
+
+		snprintf(target, sizeof(target), "%s/test_mempool_perf.c", outside);
+		assert_int_equal(symlink(target, path), 0);
+	}
+	assert_int_equal(harness_apply_file(root, &s, &applied, &err), -1);
+	assert_false(applied);
+	assert_non_null(strstr(err.msg, "test_mempool_perf.c' is a symbolic link: refused"));
+	dir_state(outside, after, sizeof(after));
+	assert_string_equal(after, before);
+
+	assert_int_equal(nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	pg_buf_release(&in);
+	pg_buf_release(&got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -644,6 +735,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_markers),
 		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_files_links),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
