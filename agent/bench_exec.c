@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "fsbeneath.h"
 #include "json.h"
 #include "log.h"
 #include "proc.h"
@@ -345,10 +347,24 @@ static int bench_argv(const struct bench_run_spec *s, char ***argv_out, char ***
 		goto nomem;
 	if (pg_buf_printf(&prog, "%s/%s", s->build_dir, d->program) < 0)
 		goto nomem;
-	/* stdbuf would report a missing program as its own exit 127. */
-	if (access(pg_buf_str(&prog), X_OK) < 0) {
-		pg_err_errno(err, "spawn '%s'", pg_buf_str(&prog));
-		goto fail;
+	/* stdbuf would report a missing program as its own exit 127.  The
+	 * build directory is the sandboxed build's: look without following
+	 * a link it may have planted (the answer would tell about the host). */
+	{
+		struct stat st;
+
+		if (pg_stat_beneath(s->build_dir, d->program, &st, err) < 0) {
+			char why[PG_ERR_MSG_MAX];
+
+			snprintf(why, sizeof(why), "%s", err->msg);
+			pg_err_set(err, err->code, "spawn '%s': %s", pg_buf_str(&prog), why);
+			goto fail;
+		}
+		if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR)) {
+			pg_err_set(err, PG_EINVAL, "spawn '%s': not an executable file",
+				   pg_buf_str(&prog));
+			goto fail;
+		}
 	}
 	argv[i++] = pg_buf_detach(&prog, NULL);
 	for (size_t k = 0; k < na; k++)

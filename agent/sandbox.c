@@ -475,6 +475,11 @@ static int chown_tree(int dfd, const char *path, uid_t uid, gid_t gid, int depth
 			goto out;
 		}
 		if (!S_ISDIR(st.st_mode)) {
+			/* A hard link the sandbox made to a file of the host
+			 * (possible where fs.protected_hardlinks is 0) must not
+			 * be handed to it: such a file is left as it is. */
+			if (S_ISREG(st.st_mode) && st.st_nlink > 1 && st.st_uid != uid)
+				continue;
 			if (fchownat(dirfd(d), e->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
 				pg_err_errno(err, "sandbox: chown '%s/%s'", path, e->d_name);
 				goto out;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fsbeneath.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
@@ -285,44 +286,6 @@ out:
 
 /* ---- the agent's side ------------------------------------------------ */
 
-/* TEMP until lib/fsutil has it. */
-static int tmp_read_beneath(const char *dir, const char *name, struct pg_buf *b,
-			    struct pg_err *err)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	int fd, n = snprintf(path, sizeof(path), "%s/%s", dir, name), ret = -1;
-
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return pg_err_set(err, PG_EINVAL, "'%s': path too long", dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return pg_err_errno(err, "open '%s'", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		pg_err_set(err, PG_EINVAL, "'%s' is not a regular file", path);
-		goto out;
-	}
-	for (;;) {
-		char chunk[65536];
-		ssize_t r = read(fd, chunk, sizeof(chunk));
-
-		if (r < 0) {
-			pg_err_errno(err, "read '%s'", path);
-			goto out;
-		}
-		if (r == 0)
-			break;
-		if (pg_buf_add(b, chunk, (size_t)r) < 0) {
-			pg_err_set(err, PG_ETOOBIG, "'%s' is too big", path);
-			goto out;
-		}
-	}
-	ret = 0;
-out:
-	close(fd);
-	return ret;
-}
-
 /* Read io_dir/RESULT_NAME without following a link. */
 static int read_result(const char *io_dir, cJSON **out, struct pg_err *err)
 {
@@ -330,7 +293,7 @@ static int read_result(const char *io_dir, cJSON **out, struct pg_err *err)
 	int ret = -1;
 
 	*out = NULL;
-	if (tmp_read_beneath(io_dir, RESULT_NAME, &b, err) == 0)
+	if (pg_read_file_beneath(io_dir, RESULT_NAME, &b, NULL, err) == 0)
 		ret = pg_json_parse(b.data ? b.data : "", b.len, out, err);
 	pg_buf_release(&b);
 	return ret;
