@@ -46,7 +46,7 @@ static const char *const build_env_fixed[] = {
 struct build_ctx {
 	const struct build_spec *spec;
 	struct build_result *res;
-	const char *env[N_ENV_FIXED + 3];
+	const char *env[N_ENV_FIXED + 6];
 	char *env_ccache_dir;
 	char *env_ccache_base;
 	uint64_t start_ms;
@@ -524,8 +524,10 @@ static int run_step(struct build_ctx *ctx, const char *step, char *const *argv,
 		    bool count_steps, uint64_t *ms, struct pg_err *err)
 {
 	const struct build_spec *spec = ctx->spec;
-	const char *rw[3] = { spec->build_dir, spec->ccache_dir, NULL };
-	const char *ro[2] = { spec->src_dir, NULL };
+	const char *rw[3] = { spec->build_dir, spec->ccache_readonly ? NULL : spec->ccache_dir,
+			      NULL };
+	const char *ro[3] = { spec->src_dir, spec->ccache_readonly ? spec->ccache_dir : NULL,
+			      NULL };
 	struct sandbox_cmd cmd = { (const char *const *)argv, spec->build_dir, rw, ro, NULL };
 	struct pg_proc p = PG_PROC_INIT;
 	char **wrapped = NULL, desc[PG_PROC_DESC_MAX];
@@ -785,6 +787,13 @@ static int setup_env(struct build_ctx *ctx, struct pg_err *err)
 			if (!ctx->env_ccache_base)
 				return pg_err_set(err, PG_ENOMEM, "build: out of memory");
 			ctx->env[n++] = ctx->env_ccache_base;
+		}
+		if (ctx->spec->ccache_readonly) {
+			/* ccache's temporary files and statistics would go to
+			 * the cache directory, which is read-only then. */
+			ctx->env[n++] = "CCACHE_READONLY=1";
+			ctx->env[n++] = "CCACHE_TEMPDIR=/tmp";
+			ctx->env[n++] = "CCACHE_NOSTATS=1";
 		}
 	} else {
 		ctx->env[n++] = "CCACHE_DISABLE=1";

@@ -55,9 +55,10 @@
  * (appended) and, as it comes, to spec->log in chunks of whole lines
  * (flushed at least every second and at the end).
  *
- * Trust: the sandboxed build can write its build directory and the ccache
- * directory, which later builds reuse.  That protects the host, not later
- * measurements, from a patch written to skew them.
+ * Trust: the sandboxed build can write its build directory, which later
+ * builds of the same slot reuse, and, unless ccache_readonly, the ccache
+ * directory.  That protects the host, not later measurements of the same
+ * slot, from a patch written to skew them.
  */
 
 #include <stdbool.h>
@@ -79,6 +80,10 @@ struct build_spec {
 	const char *build_dir;		/* absolute; created when missing */
 	const char *ccache_dir;		/* absolute; NULL: ccache disabled */
 	const char *ccache_basedir;	/* absolute; NULL: none */
+	/* Use the cache without adding to it (CCACHE_READONLY, the cache
+	 * directory bound read-only in the sandbox): for a patched tree, so
+	 * that objects compiled from a patch never reach a base build. */
+	bool ccache_readonly;
 	const char *log_path;		/* appended to; its directory must exist */
 	const char *buildtype;		/* "release", "debugoptimized", ... */
 	/* {"name": "value", ...}: strings, names [a-z0-9_]+ other than

@@ -430,6 +430,7 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 	b.build_dir = j->build_dir[side];
 	b.ccache_dir = ccache;
 	b.ccache_basedir = j->run->work_dir;
+	b.ccache_readonly = side == 1;
 	b.log_path = log_path;
 	b.buildtype = buildtype;
 	b.meson_options = opts;

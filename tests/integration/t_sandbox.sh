@@ -146,4 +146,20 @@ jq_is "$TMP/out" .ok false
 expect_grep "^probe build connect 127.0.0.1:$port: Connection refused$" "$TMP/ws2/sbx.log"
 expect_grep "^probe build write $TMP/outside/marker: No such file or directory$" "$TMP/ws2/sbx.log"
 [ ! -e "$TMP/outside/marker" ] || fail "sandboxed marker exists"
+
+# The patched side's ccache (--ccache-readonly): read-only in the sandbox,
+# so a patch's build cannot plant objects for a base build; writable
+# without it.
+src3=$TMP/ws3/src
+mkdir -p "$src3" "$TMP/ws3/ccache"
+cp "$PG_TOP"/tests/sandbox/escape/* "$src3/"
+printf '{ "write": ["%s"] }\n' "$TMP/ws3/ccache/$tag" >"$src3/probe.json"
+chmod -R a+rX "$TMP/ws3"
+expect_rc 0 "$PGB" --src "$src3" --build "$TMP/ws3/build-ro" --log "$TMP/ws3/ro.log" \
+	--buildtype release --ccache "$TMP/ws3/ccache" --ccache-readonly --timeout 300
+expect_grep "^probe build write $TMP/ws3/ccache/$tag: Read-only file system$" "$TMP/ws3/ro.log"
+[ ! -e "$TMP/ws3/ccache/$tag" ] || fail "a read-only ccache was written"
+expect_rc 0 "$PGB" --src "$src3" --build "$TMP/ws3/build-rw" --log "$TMP/ws3/rw.log" \
+	--buildtype release --ccache "$TMP/ws3/ccache" --timeout 300
+expect_grep "^probe build write $TMP/ws3/ccache/$tag: written$" "$TMP/ws3/rw.log"
 echo "t_sandbox: ok"

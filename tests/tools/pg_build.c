@@ -5,7 +5,8 @@
  *
  *   pg_build --src DIR --build DIR --log FILE
  *            (--buildtype TYPE | --profile FILE --build-mode NAME)
- *            [--ccache DIR [--basedir DIR]] [-D name=value]... [--c-args S]
+ *            [--ccache DIR [--basedir DIR] [--ccache-readonly]] [-D name=value]...
+ *            [--c-args S]
  *            [--target T]... [--expect-version V] [--timeout S]
  *            [--no-sandbox | [--user U] [--cpu-s N] [--memory-mb N] [--max-procs N]]
  *            [--stream FILE] [--stop-after S]
@@ -83,7 +84,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: pg_build --src DIR --build DIR --log FILE "
 		"(--buildtype TYPE | --profile FILE --build-mode NAME) "
-		"[--ccache DIR [--basedir DIR]] [-D name=value]... [--c-args S] [--target T]... "
+		"[--ccache DIR [--basedir DIR] [--ccache-readonly]] [-D name=value]... "
+		"[--c-args S] [--target T]... "
 		"[--expect-version V] [--timeout S] [--no-sandbox | [--user U] [--cpu-s N] "
 		"[--memory-mb N] [--max-procs N]] [--stream FILE] [--stop-after S]\n"
 		"       pg_build --exec [--ro PATH]... [--rw PATH]... [--chdir DIR] "
@@ -230,6 +232,7 @@ int main(int argc, char **argv)
 		{ "buildtype", required_argument, NULL, 't' },
 		{ "ccache", required_argument, NULL, 'c' },
 		{ "basedir", required_argument, NULL, 'B' },
+		{ "ccache-readonly", no_argument, NULL, 'O' },
 		{ "c-args", required_argument, NULL, 'a' },
 		{ "target", required_argument, NULL, 'T' },
 		{ "expect-version", required_argument, NULL, 'v' },
@@ -280,6 +283,7 @@ int main(int argc, char **argv)
 		case 't': spec.buildtype = optarg; break;
 		case 'c': spec.ccache_dir = optarg; break;
 		case 'B': spec.ccache_basedir = optarg; break;
+		case 'O': spec.ccache_readonly = true; break;
 		case 'a': spec.c_args = optarg; break;
 		case 'v': spec.expect_version = optarg; break;
 		case 'N': sandboxed = false; break;
