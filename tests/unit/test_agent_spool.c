@@ -22,6 +22,7 @@
 #include "agent_spool.h"
 #include "buf.h"
 #include "fsutil.h"
+#include "rmtreefx.h"
 
 static char tmpdir[64];
 
@@ -32,18 +33,10 @@ static int setup(void **state)
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return fx_rm_tree(tmpdir);
 }
 
 static void path_of(char *out, size_t n, const char *rel)

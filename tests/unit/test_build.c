@@ -29,6 +29,7 @@
 #include "err.h"
 #include "fsutil.h"
 #include "json.h"
+#include "rmtreefx.h"
 
 static cJSON *parse(const char *text)
 {
@@ -311,17 +312,10 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	int rc = nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	int rc = fx_rm_tree(f->dir);
 
 	pg_buf_release(&f->streamed);
 	free(f);

@@ -46,6 +46,7 @@
 #include "buf.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
+#include "rmtreefx.h"
 
 #define SENTINEL "SECRET-SENTINEL-7d1f"
 
@@ -117,17 +118,10 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	int rc = nftw(f->top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	int rc = fx_rm_tree(f->top);
 
 	pg_beneath_set_impl(f->old);
 	free(f);

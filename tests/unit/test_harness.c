@@ -36,6 +36,7 @@
 #include "fsutil.h"
 #include "harness.h"
 #include "json.h"
+#include "rmtreefx.h"
 
 #define FIXTURES "tests/harness"
 #define DEMO "{\"cores\": [1], \"cache\": [0, 512], \"bulk\": [32], \"keep\": [128], " \
@@ -535,14 +536,6 @@ static void test_markers(void **state)
 /* ------------------------------------------------------------------ */
 /* Files */
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void set_old_mtime(const char *path)
 {
 	struct timespec ts[2] = { { 946684800, 0 }, { 946684800, 0 } };	/* 2000-01-01 */
@@ -627,7 +620,7 @@ static void test_files(void **state)
 	assert_non_null(strstr(err.msg, "exceeds this version's MAX_KEEP 512"));
 	assert_int_equal(mtime_of(path), 946684800);
 
-	assert_int_equal(nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(fx_rm_tree(root), 0);
 	pg_buf_release(&in);
 	pg_buf_release(&want);
 	pg_buf_release(&got);
@@ -719,7 +712,7 @@ static void test_files_links(void **state)
 	dir_state(outside, after, sizeof(after));
 	assert_string_equal(after, before);
 
-	assert_int_equal(nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(fx_rm_tree(top), 0);
 	pg_buf_release(&in);
 	pg_buf_release(&got);
 }

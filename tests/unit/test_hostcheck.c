@@ -21,6 +21,7 @@
 
 #include "fsutil.h"
 #include "hostcheck.h"
+#include "rmtreefx.h"
 
 static void test_loadavg(void **state)
 {
@@ -92,16 +93,9 @@ static void put(const char *root, const char *rel, const char *text)
 	assert_int_equal(pg_write_file_atomic(path, text, strlen(text), 0644, &err), 0);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void rm_rf(const char *root)
 {
-	assert_int_equal(nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(fx_rm_tree(root), 0);
 }
 
 /* A tuned lab host: what the fingerprint must say about it. */

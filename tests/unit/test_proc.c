@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "err.h"
 #include "proc.h"
+#include "rmtreefx.h"
 
 struct fixture {
 	char dir[PATH_MAX];
@@ -47,17 +48,10 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	int rc = nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	int rc = fx_rm_tree(f->dir);
 
 	free(f);
 	return rc;

@@ -26,6 +26,7 @@
 #include "json.h"
 #include "buf.h"
 #include "sandbox.h"
+#include "rmtreefx.h"
 
 static cJSON *parse(const char *text)
 {
@@ -361,13 +362,6 @@ static void test_describe(void **state)
 
 /* --- sandbox_prepare_dir(): chown needs root --- */
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void mkfile(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -450,7 +444,7 @@ static void test_prepare_dir(void **state)
 	assert_int_equal(st.st_uid, 0);
 
 	sandbox_cfg_free(&c);
-	assert_int_equal(nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(fx_rm_tree(top), 0);
 }
 
 static void test_resolve(void **state)
