@@ -6,7 +6,7 @@ set -eu
 
 # Build: compiler, pkg-config and the libraries the daemons link.
 BUILD="build-essential pkg-config libcurl4-openssl-dev libgit2-dev libssh-dev
-libcjson-dev libsqlite3-dev libmicrohttpd-dev libssl-dev"
+libcjson-dev libsqlite3-dev libmicrohttpd-dev libssl-dev zlib1g-dev"
 # Tests: the unit test framework, sanitizer runtimes come with gcc, the
 # sqlite3 shell for inspecting stores, git for fixtures, an SMTP server
 # (aiosmtpd, unprivileged, any port) and openssl for its test certificates.
