@@ -15,9 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <git2.h>
+
 #include "buf.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
+#include "inbox.h"
 #include "json.h"
 #include "log.h"
 #include "proc.h"
@@ -742,6 +745,14 @@ int ws_child_main(int argc, char **argv)
 	}
 	used_bytes = a.used_bytes;
 	used_files = a.used_files;
+	/* The slot belongs to the sandbox user; a child run unsandboxed (a
+	 * trusted host, as root) opens it all the same: it is the agent's
+	 * own, at a path the agent chose. */
+	if (pg_inbox_global_init(&err) < 0 ||
+	    git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0) {
+		pg_log_error(COMP, "libgit2: %s", err.msg[0] ? err.msg : "owner validation");
+		return EXIT_ERROR;
+	}
 	if (apply)
 		rc = child_apply(&a, &res, &used_bytes, &used_files, &err);
 	else

@@ -45,3 +45,34 @@ cat "$TMP/rewritten"
 printf '%s\n' drivers/net/null/rte_eth_null.c drivers/net/ring/rte_eth_ring.c >"$TMP/want"
 cmp -s "$TMP/rewritten" "$TMP/want" || { diff "$TMP/want" "$TMP/rewritten"; fail "files other than the patched ones were rewritten"; }
 [ "$(wc -l <"$TMP/before")" = "$(wc -l <"$TMP/after")" ] || fail "files appeared or vanished"
+
+# The agent's workspace child (agent/ws_child.h), run directly as the
+# runner runs it on a trusted, unsandboxed host: a slot that a sandboxed
+# job left to the sandbox user is still checked out (libgit2's owner check
+# is the agent's business here, not the slot's), and an apply reports its
+# outcome, its limits and what it wrote in the result file.
+A="$PG_BUILD/perfgate-agent"
+io=$TMP/io
+mkdir -p "$io"
+mv "$TMP/dpdk-gone" "$TMP/dpdk"
+if [ "$(id -u)" -eq 0 ]; then chown -R nobody "$work/slots"; fi
+expect_rc 0 "$A" workspace-checkout --work "$work" --tree dpdk --slot release-patched \
+	--mirror "$work/mirrors/dpdk.git" --commit "$up" --result "$io/checkout.json"
+jq_is "$io/checkout.json" .rc 0
+[ "$(git -c safe.directory="*" -C "$slot" rev-parse HEAD)" = "$up" ] || fail "the child did not check out the base"
+patch=tests/apply/corpus/13-net-null-copy-tx-len.patch
+expect_rc 1 "$A" workspace-apply --src "$slot" --mbox "$patch" --result "$io/apply.json" \
+	--max-file-bytes 4096
+jq_is "$io/apply.json" .rc 1
+jq_is "$io/apply.json" .failed_file drivers/net/null/rte_eth_null.c
+jq -r .reason "$io/apply.json" >"$TMP/reason"
+expect_grep 'limit .*apply\.max_file_mb' "$TMP/reason"
+[ "$(git -c safe.directory="*" -C "$slot" rev-parse HEAD)" = "$up" ] || fail "a refused patch moved HEAD"
+[ -z "$(git -c safe.directory="*" -C "$slot" status --porcelain)" ] || fail "a refused patch left changes"
+expect_rc 0 "$A" workspace-apply --src "$slot" --mbox "$patch" --result "$io/apply.json" \
+	--used-files 7
+jq_is "$io/apply.json" .rc 0
+jq_is "$io/apply.json" .n_applied 1
+jq_is "$io/apply.json" '.patches[0].method' offset
+jq_is "$io/apply.json" .used_files 8
+expect_rc 2 "$A" workspace-apply --src "$slot"
