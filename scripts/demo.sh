@@ -78,7 +78,7 @@ $CTL --config "$demo/controller.json" agent add demo-agent --labels pool=demo \
 	>"$demo/token" 2>/dev/null
 $CTL --config "$demo/controller.json" serve >"$demo/serve.log" 2>&1 &
 ctl=$!
-trap 'kill "$ctl" 2>/dev/null; rm -f "$out"' EXIT
+trap 'kill "$ctl" 2>/dev/null || true; rm -f "$out"' EXIT
 i=0
 until grep -q 'api: listening on http' "$demo/serve.log"; do
 	i=$((i + 1))
