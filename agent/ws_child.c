@@ -565,8 +565,10 @@ int ws_child_apply(const struct ws_child *c, const char *src_path, const char *m
 	    (n = snprintf(result, sizeof(result), "%s/%s", c->io_dir, RESULT_NAME)) < 0 ||
 	    (size_t)n >= sizeof(result))
 		return pg_err_set(err, PG_EINVAL, "'%s': path too long", c->io_dir);
+	/* io_dir is the sandbox user's (the child writes its result there):
+	 * never follow what may have been planted in it. */
 	if (child_dirs(c, src_path, mirror_real, err) < 0 ||
-	    pg_write_file_atomic(mbox_path, mbox, len, 0644, err) < 0)
+	    pg_write_file_beneath_atomic(c->io_dir, MBOX_NAME, mbox, len, 0644, err) < 0)
 		goto out;
 	snprintf(lim[0], sizeof(lim[0]), "%" PRIu64, (uint64_t)c->cfg->max_total_mb * MIB);
 	snprintf(lim[1], sizeof(lim[1]), "%" PRIu64, (uint64_t)c->cfg->max_files);
