@@ -136,3 +136,10 @@ done
 kill -TERM $ctl
 wait $ctl
 cleanup_hooks=""
+
+# scripts/web-fixture.sh keeps what this run made (the store, its logs,
+# the series) for the dashboard's browser tests.
+if [ -n "${PG_E2E_KEEP:-}" ]; then
+	mkdir -p "$PG_E2E_KEEP" && cp -a "$TMP/state/." "$PG_E2E_KEEP/" &&
+		cp "$TMP/series.mbox" "$PG_E2E_KEEP/series.mbox" || fail "keep the run in $PG_E2E_KEEP"
+fi
