@@ -35,7 +35,8 @@ WARN += -Werror
 endif
 
 PATH_DEFS := -DPG_VERSION='"$(VERSION)"' -DPG_SYSCONFDIR='"$(SYSCONFDIR)"' \
-	-DPG_DATADIR='"$(DATADIR)"' -DPG_LOCALSTATEDIR='"$(LOCALSTATEDIR)"'
+	-DPG_DATADIR='"$(DATADIR)"' -DPG_LOCALSTATEDIR='"$(LOCALSTATEDIR)"' \
+	-DPG_SRCDIR='"$(CURDIR)"'
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)

@@ -72,6 +72,10 @@
  * and dropped up to this many bytes beyond the limit, to answer 413;
  * beyond that the connection is closed. */
 #define API_DISCARD_MAX ((uint64_t)64 << 20)
+/* The dashboard's policy, sent with every answer (web/CONTRACT.md). */
+#define API_CSP "default-src 'self'; script-src 'self'; style-src 'self'; " \
+	"img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; " \
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /* A validated request body (and query) of a write endpoint.  Strings are
  * borrowed from doc unless said otherwise. */
@@ -134,6 +138,8 @@ struct api_req {
 	int fd;				/* a file to send instead of out; -1 */
 	uint64_t fd_size;
 	bool fd_text;			/* fd is text from outside: sanitise it */
+	const char *cache;		/* Cache-Control; NULL: no-store */
+	char log_size[24];		/* a log tail's X-Perfgate-Log-Size, or "" */
 
 	/* The writer's lists. */
 	struct api_req *next, *prev;
@@ -215,6 +221,7 @@ struct api_server {
 	struct sockaddr_storage addr;
 	int port;
 	char *public_url;
+	char *web_dir;			/* the dashboard's files; NULL: none */
 	struct api_admin admin;
 	atomic_int stopping;		/* new requests get 503 */
 	atomic_int serving;		/* started: libmicrohttpd's notes to debug */

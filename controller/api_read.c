@@ -8,15 +8,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "api_view.h"
+#include "api_web.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
+
+/* The longest text a query parameter may hold (a filter, a trend's key). */
+#define API_QUERY_TEXT_MAX 512
+#define API_TREND_POINTS_DEFAULT 5000
+#define API_TREND_POINTS_MAX 100000
 
 /* The largest message file (messages.raw_path) put in an mbox. */
 #define API_MESSAGE_MAX ((size_t)64 << 20)
@@ -173,22 +180,54 @@ out:
 
 /* ---- endpoints -------------------------------------------------------------- */
 
+/* An optional text parameter of at most max bytes, printable (no control
+ * byte: it goes into SQL as a value and into error messages). */
+static int api_query_text(struct api_req *r, const char *name, size_t max, const char **out,
+			  struct pg_err *err)
+{
+	const char *v = api_query(r, name);
+
+	*out = NULL;
+	if (!v || !*v)
+		return 0;
+	if (strlen(v) > max)
+		return pg_err_set(err, PG_EINVAL, "query parameter '%s': longer than %zu bytes",
+				  name, max);
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		if (*p < ' ' || *p == 0x7f)
+			return pg_err_set(err, PG_EINVAL, "query parameter '%s': holds a control "
+					  "character", name);
+	*out = v;
+	return 0;
+}
+
 static void api_read_series_list(struct store *st, struct api_req *r)
 {
 	static const char *const states[] = {
 		"incomplete", "complete", "superseded", "stale", NULL
 	};
 	struct pg_err err = PG_ERR_INIT;
-	const char *state = NULL;
+	struct api_series_filter f = { .checks = true };
+	const char *order = api_query(r, "order");
 	int64_t limit, offset, total = 0;
 	cJSON *items = NULL;
 
-	if (api_query_state(r, states, &state, &err) < 0 ||
+	if (order && strcmp(order, "newest") && strcmp(order, "oldest")) {
+		api_reply_error(r, 400, "query parameter 'order': '%.64s' is not newest or oldest",
+				order);
+		return;
+	}
+	f.newest = order && !strcmp(order, "newest");
+	if (api_query_state(r, states, &f.state, &err) < 0 ||
+	    api_query_text(r, "submitter", API_QUERY_TEXT_MAX, &f.submitter, &err) < 0 ||
+	    api_query_text(r, "context", API_QUERY_TEXT_MAX, &f.context, &err) < 0 ||
+	    api_query_text(r, "tree", API_QUERY_TEXT_MAX, &f.tree, &err) < 0 ||
+	    api_query_text(r, "q", API_QUERY_TEXT_MAX, &f.q, &err) < 0 ||
 	    api_query_int(r, "limit", 1, API_LIST_LIMIT_MAX, API_LIST_LIMIT_DEFAULT, &limit,
 			  &err) < 0 ||
 	    api_query_int(r, "offset", 0, INT32_MAX, 0, &offset, &err) < 0 ||
-	    api_view_series_count(st, state, &total, &err) < 0 ||
-	    api_view_series_list(st, state, limit, offset, &items, &err) < 0) {
+	    api_view_series_count(st, &f, &total, &err) < 0 ||
+	    api_view_series_list(st, &f, limit, offset, &items, &err) < 0) {
 		api_reply_err(r, &err);
 		return;
 	}
@@ -219,9 +258,10 @@ static void api_read_jobs(struct store *st, struct api_req *r)
 static void api_read_agents(struct store *st, struct api_req *r)
 {
 	struct pg_err err = PG_ERR_INIT;
+	int64_t now = api_now_s();
 	cJSON *items = NULL, *o;
 
-	if (api_view_agents(st, api_now_s(), API_ONLINE_WINDOW_S, &items, &err) < 0) {
+	if (api_view_agents_dash(st, now, API_ONLINE_WINDOW_S, &items, &err) < 0) {
 		api_reply_err(r, &err);
 		return;
 	}
@@ -230,8 +270,106 @@ static void api_read_agents(struct store *st, struct api_req *r)
 		cJSON_Delete(items);
 		cJSON_Delete(o);
 		o = NULL;
+	} else if (!cJSON_AddNumberToObject(o, "now", (double)now)) {
+		cJSON_Delete(o);
+		o = NULL;
 	}
 	api_reply_json(r, 200, o);
+}
+
+/* What the pages need to know of the controller itself. */
+static void api_read_meta(struct api_server *srv, struct api_req *r)
+{
+	static const char *const states[] = {
+		"incomplete", "complete", "superseded", "stale"
+	};
+	cJSON *o = cJSON_CreateObject(), *arr;
+	bool ok = o && cJSON_AddStringToObject(o, "version", PG_VERSION) &&
+		  cJSON_AddBoolToObject(o, "admin", srv->admin.set) &&
+		  cJSON_AddStringToObject(o, "public_url", srv->public_url) &&
+		  cJSON_AddItemToObject(o, "series_states",
+					cJSON_CreateStringArray(states, 4));
+
+	if (ok && (ok = (arr = cJSON_AddArrayToObject(o, "contexts")) != NULL))
+		for (size_t i = 0; ok && i < srv->ps->n_contexts; i++)
+			ok = cJSON_AddItemToArray(arr, cJSON_CreateString(srv->ps->contexts[i].name));
+	if (ok && (ok = (arr = cJSON_AddArrayToObject(o, "trees")) != NULL))
+		for (size_t i = 0; ok && i < srv->ps->n_trees; i++)
+			ok = cJSON_AddItemToArray(arr, cJSON_CreateString(srv->ps->trees[i].name));
+	if (!ok) {
+		cJSON_Delete(o);
+		o = NULL;
+	}
+	api_reply_json(r, 200, o);
+}
+
+static void api_read_queue(struct api_server *srv, struct store *st, struct api_req *r)
+{
+	struct pg_err err = PG_ERR_INIT;
+	int64_t limit;
+	cJSON *o = NULL;
+
+	if (api_query_int(r, "limit", 1, API_LIST_LIMIT_MAX, API_LIST_LIMIT_MAX, &limit,
+			  &err) < 0 ||
+	    api_view_queue(st, srv->ps, api_now_s(), API_ONLINE_WINDOW_S, limit, &o, &err) < 0)
+		api_reply_err(r, &err);
+	else
+		api_reply_json(r, 200, o);
+}
+
+/* Without a key, the keys; with all six, that key's history. */
+static void api_read_trends(struct store *st, struct api_req *r)
+{
+	static const char *const names[] = {
+		"host", "tree", "branch", "build_mode", "benchmark", "metric"
+	};
+	struct pg_err err = PG_ERR_INIT;
+	const char *v[6];
+	struct api_trend_key k;
+	int64_t limit;
+	int given = 0;
+	cJSON *o = NULL;
+
+	for (int i = 0; i < 6; i++) {
+		if (api_query_text(r, names[i], API_QUERY_TEXT_MAX, &v[i], &err) < 0)
+			goto fail;
+		given += v[i] != NULL;
+	}
+	if (api_query_int(r, "limit", 1, API_TREND_POINTS_MAX, API_TREND_POINTS_DEFAULT, &limit,
+			  &err) < 0)
+		goto fail;
+	if (given == 0) {
+		if (api_view_trend_keys(st, &o, &err) < 0)
+			goto fail;
+		api_reply_json(r, 200, o);
+		return;
+	}
+	if (given < 6) {
+		api_reply_error(r, 400, "a trend needs all of host, tree, branch, build_mode, "
+				"benchmark and metric (or none of them, for the list)");
+		return;
+	}
+	k = (struct api_trend_key){ v[0], v[1], v[2], v[3], v[4], v[5] };
+	if (api_view_trend(st, &k, limit, &o, &err) < 0)
+		goto fail;
+	api_reply_json(r, 200, o);
+	return;
+fail:
+	api_reply_err(r, &err);
+}
+
+static void api_read_samples(struct store *st, struct api_req *r)
+{
+	struct pg_err err = PG_ERR_INIT;
+	const char *bench, *metric;
+	cJSON *o = NULL;
+
+	if (api_query_text(r, "benchmark", API_QUERY_TEXT_MAX, &bench, &err) < 0 ||
+	    api_query_text(r, "metric", API_QUERY_TEXT_MAX, &metric, &err) < 0 ||
+	    api_view_job_samples(st, r->route.id, bench, metric, &o, &err) < 0)
+		api_reply_err(r, &err);
+	else
+		api_reply_json(r, 200, o);
 }
 
 static void api_read_mbox(struct store *st, struct api_req *r)
@@ -246,7 +384,25 @@ static void api_read_mbox(struct store *st, struct api_req *r)
 	pg_buf_release(&mbox);
 }
 
-/* A stage's log, sent from its file. */
+/* Seek fd to where its last `tail` bytes start, then past the first line
+ * end there (a whole first line), unless that line is all of it. */
+static int api_log_seek_tail(int fd, off_t size, int64_t tail, struct pg_err *err)
+{
+	char buf[4096];
+	off_t at = size - tail;
+	ssize_t n = pread(fd, buf, sizeof(buf), at);
+	const char *nl = n > 0 ? memchr(buf, '\n', (size_t)n) : NULL;
+
+	if (n < 0)
+		return pg_err_errno(err, "read the log");
+	if (nl && at + (nl - buf) + 1 < size)
+		at += nl - buf + 1;
+	if (lseek(fd, at, SEEK_SET) < 0)
+		return pg_err_errno(err, "seek the log");
+	return 0;
+}
+
+/* A stage's log, sent from its file; with ?tail=N its end only. */
 static void api_read_log(struct api_server *srv, struct store *st, struct api_req *r)
 {
 	static const char what[] = "find log";
@@ -255,6 +411,7 @@ static void api_read_log(struct api_server *srv, struct store *st, struct api_re
 	sqlite3_stmt *stmt = NULL;
 	struct stat sb;
 	const char *rel;
+	int64_t tail;
 	int row, fd = -1;
 
 	if (store_prepare(st, &stmt, "SELECT path FROM logs WHERE job_id = ?1 AND attempt = ?2"
@@ -288,6 +445,11 @@ static void api_read_log(struct api_server *srv, struct store *st, struct api_re
 		pg_err_errno(&err, "open %s", pg_buf_str(&path));
 		goto fail;
 	}
+	if (api_query_int(r, "tail", 1, API_LOG_MAX_BYTES, 0, &tail, &err) < 0)
+		goto fail;
+	snprintf(r->log_size, sizeof(r->log_size), "%lld", (long long)sb.st_size);
+	if (tail && sb.st_size > tail && api_log_seek_tail(fd, sb.st_size, tail, &err) < 0)
+		goto fail;
 	api_reply_empty(r, 200);
 	r->content_type = "text/plain; charset=utf-8";
 	r->fd = fd;
@@ -333,6 +495,8 @@ out:
 
 void api_read_run(struct api_server *srv, struct store *st, struct api_req *r)
 {
+	const struct api_series_links links = { srv->conf->archive_url,
+						srv->cfg->mail.patch_url_template };
 	struct pg_err err = PG_ERR_INIT;
 	cJSON *o = NULL;
 	int rc = 0;
@@ -357,11 +521,30 @@ void api_read_run(struct api_server *srv, struct store *st, struct api_req *r)
 		api_read_log(srv, st, r);
 		return;
 	case API_EP_SERIES:
-		rc = api_view_series(st, r->route.id, true, &o, &err);
+		rc = api_view_series(st, r->route.id, &links, &o, &err);
 		break;
 	case API_EP_RUN:
 		rc = api_view_run(st, r->route.id, &o, &err);
 		break;
+	case API_EP_META:
+		api_read_meta(srv, r);
+		return;
+	case API_EP_QUEUE:
+		api_read_queue(srv, st, r);
+		return;
+	case API_EP_TRENDS:
+		api_read_trends(st, r);
+		return;
+	case API_EP_JOB_SAMPLES:
+		api_read_samples(st, r);
+		return;
+	case API_EP_JOB_VERDICT:
+		rc = api_view_job_verdict(st, srv->ps, r->route.id, "", &o, &err);
+		break;
+	case API_EP_PAGE:
+	case API_EP_ASSET:
+		api_web_serve(srv, st, r);
+		return;
 	case API_EP_JOB:
 		rc = api_view_job(st, r->route.id, srv->public_url, &o, &err);
 		break;

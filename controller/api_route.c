@@ -31,7 +31,27 @@ static const struct api_route_info api_routes[API_EP_COUNT] = {
 	[API_EP_JOB_LOG] = { "log", API_ACCESS_PUBLIC, false },
 	[API_EP_JOB_RESULT] = { "result", API_ACCESS_AGENT, true },
 	[API_EP_JOB_CANCEL] = { "cancel", API_ACCESS_ADMIN, true },
+	[API_EP_META] = { "meta", API_ACCESS_PUBLIC, false },
+	[API_EP_QUEUE] = { "queue", API_ACCESS_PUBLIC, false },
+	[API_EP_TRENDS] = { "trends", API_ACCESS_PUBLIC, false },
+	[API_EP_JOB_VERDICT] = { "verdict", API_ACCESS_PUBLIC, false },
+	[API_EP_JOB_SAMPLES] = { "samples", API_ACCESS_PUBLIC, false },
+	[API_EP_PAGE] = { "page", API_ACCESS_PUBLIC, false },
+	[API_EP_ASSET] = { "asset", API_ACCESS_PUBLIC, false },
 };
+
+static const char *const api_page_files[API_PAGE_COUNT] = {
+	[API_PAGE_INDEX] = "index.html",
+	[API_PAGE_SERIES] = "series.html",
+	[API_PAGE_TRENDS] = "trends.html",
+	[API_PAGE_AGENTS] = "agents.html",
+	[API_PAGE_QUEUE] = "queue.html",
+};
+
+const char *api_page_file(enum api_page page)
+{
+	return (unsigned int)page < API_PAGE_COUNT ? api_page_files[page] : "index.html";
+}
 
 enum api_access api_route_access(enum api_ep ep)
 {
@@ -124,6 +144,47 @@ static bool api_seg_is(const char *seg, size_t len, const char *word)
 	return strlen(word) == len && memcmp(seg, word, len) == 0;
 }
 
+/* An asset path (see API_ASSET_MAX) into r->asset. */
+static enum api_ep api_asset(const char *p, struct api_route *r)
+{
+	const char *seg[API_ASSET_DEPTH];
+	size_t len[API_ASSET_DEPTH], total = strlen(p);
+	int n = api_split(p, seg, len, API_ASSET_DEPTH);
+
+	if (n < 1 || total > API_ASSET_MAX)
+		return API_EP_NONE;
+	for (int i = 0; i < n; i++)
+		if (!api_is_stage(seg[i], len[i]))
+			return API_EP_NONE;
+	memcpy(r->asset, p, total + 1);
+	return API_EP_ASSET;
+}
+
+/* The dashboard's pages and assets; API_EP_NONE for anything else. */
+static enum api_ep api_web_path(const char *path, struct api_route *r)
+{
+	static const struct { const char *path; enum api_page page; } pages[] = {
+		{ "/", API_PAGE_INDEX },
+		{ "/trends", API_PAGE_TRENDS },
+		{ "/agents", API_PAGE_AGENTS },
+		{ "/queue", API_PAGE_QUEUE },
+	};
+
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		if (strcmp(path, pages[i].path) == 0) {
+			r->page = pages[i].page;
+			return API_EP_PAGE;
+		}
+	if (strncmp(path, "/series/", 8) == 0 &&
+	    api_parse_id(path + 8, strlen(path + 8), &r->id) == 0) {
+		r->page = API_PAGE_SERIES;
+		return API_EP_PAGE;
+	}
+	if (strncmp(path, "/assets/", 8) == 0)
+		return api_asset(path + 8, r);
+	return API_EP_NONE;
+}
+
 /* The endpoint of a path, whatever the method; API_EP_NONE when unknown. */
 static enum api_ep api_path(const char *path, struct api_route *r)
 {
@@ -134,12 +195,18 @@ static enum api_ep api_path(const char *path, struct api_route *r)
 	if (strcmp(path, "/metrics") == 0)
 		return API_EP_METRICS;
 	if (strncmp(path, API_PREFIX, strlen(API_PREFIX)) != 0)
-		return API_EP_NONE;
+		return api_web_path(path, r);
 	n = api_split(path + strlen(API_PREFIX), seg, len, 5);
 	if (n < 1)
 		return API_EP_NONE;
 	if (api_seg_is(seg[0], len[0], "lease"))
 		return n == 1 ? API_EP_LEASE : API_EP_NONE;
+	if (n == 1 && api_seg_is(seg[0], len[0], "meta"))
+		return API_EP_META;
+	if (n == 1 && api_seg_is(seg[0], len[0], "queue"))
+		return API_EP_QUEUE;
+	if (n == 1 && api_seg_is(seg[0], len[0], "trends"))
+		return API_EP_TRENDS;
 	if (api_seg_is(seg[0], len[0], "agents")) {
 		if (n == 1)
 			return API_EP_AGENTS;
@@ -179,6 +246,10 @@ static enum api_ep api_path(const char *path, struct api_route *r)
 			return API_EP_JOB_RESULT;
 		if (api_seg_is(seg[2], len[2], "cancel"))
 			return API_EP_JOB_CANCEL;
+		if (api_seg_is(seg[2], len[2], "verdict"))
+			return API_EP_JOB_VERDICT;
+		if (api_seg_is(seg[2], len[2], "samples"))
+			return API_EP_JOB_SAMPLES;
 		return API_EP_NONE;
 	}
 	if (n == 5 && api_seg_is(seg[2], len[2], "logs") &&

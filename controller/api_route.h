@@ -32,6 +32,13 @@ enum api_ep {
 	API_EP_JOB_LOG,			/* GET  /api/v1/jobs/{id}/logs/{attempt}/{stage} */
 	API_EP_JOB_RESULT,		/* POST /api/v1/jobs/{id}/result */
 	API_EP_JOB_CANCEL,		/* POST /api/v1/jobs/{id}/cancel */
+	API_EP_META,			/* GET  /api/v1/meta */
+	API_EP_QUEUE,			/* GET  /api/v1/queue */
+	API_EP_TRENDS,			/* GET  /api/v1/trends */
+	API_EP_JOB_VERDICT,		/* GET  /api/v1/jobs/{id}/verdict */
+	API_EP_JOB_SAMPLES,		/* GET  /api/v1/jobs/{id}/samples */
+	API_EP_PAGE,			/* GET  /, /series/{id}, /trends, /agents, /queue */
+	API_EP_ASSET,			/* GET  /assets/{path} */
 	API_EP_COUNT
 };
 
@@ -46,13 +53,35 @@ enum api_access {
  * '.', at most this many bytes. */
 #define API_STAGE_MAX 64
 
+/* The dashboard's pages (API_EP_PAGE), each a file of the web
+ * directory (web/CONTRACT.md). */
+enum api_page {
+	API_PAGE_INDEX = 0,		/* /: the series list */
+	API_PAGE_SERIES,		/* /series/{id}: every check's target */
+	API_PAGE_TRENDS,
+	API_PAGE_AGENTS,
+	API_PAGE_QUEUE,
+	API_PAGE_COUNT
+};
+
+/* An asset's path below /assets/: at most this many bytes, in at most
+ * API_ASSET_DEPTH segments of [A-Za-z0-9_.-] that do not start with '.'
+ * (so no "..", no hidden file, nothing to unquote). */
+#define API_ASSET_MAX 128
+#define API_ASSET_DEPTH 4
+
 /* What a path says besides its endpoint. */
 struct api_route {
 	enum api_ep ep;
 	int64_t id;			/* the series, run or job in the path */
 	int64_t attempt;		/* API_EP_JOB_LOG */
 	char stage[API_STAGE_MAX + 1];	/* API_EP_JOB_LOG */
+	enum api_page page;		/* API_EP_PAGE */
+	char asset[API_ASSET_MAX + 1];	/* API_EP_ASSET: "vendor/uplot/x.js" */
 };
+
+/* The file of a page in the web directory ("index.html"). */
+const char *api_page_file(enum api_page page);
 
 /*
  * Match a request: method ("GET", "HEAD", "POST", ...) and path (without

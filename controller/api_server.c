@@ -5,6 +5,7 @@
  * stop.
  */
 #include "api_int.h"
+#include "api_web.h"
 #include "api_textfile.h"
 
 #include <errno.h>
@@ -516,7 +517,15 @@ static enum MHD_Result api_send(struct api_req *r)
 		ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 					     r->content_type) == MHD_YES;
 	ok = ok && MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-					   "no-store") == MHD_YES;
+					   r->cache ? r->cache : "no-store") == MHD_YES;
+	/* Every answer, pages and data alike: scripts and styles of our own
+	 * origin only, nothing inline, nothing framed, nothing sniffed into
+	 * markup (a log or a subject is text, whatever it holds). */
+	ok = ok && MHD_add_response_header(resp, "Content-Security-Policy", API_CSP) == MHD_YES;
+	ok = ok && MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff") == MHD_YES;
+	ok = ok && MHD_add_response_header(resp, "Referrer-Policy", "same-origin") == MHD_YES;
+	if (ok && r->log_size[0])
+		ok = MHD_add_response_header(resp, "X-Perfgate-Log-Size", r->log_size) == MHD_YES;
 	if (ok && r->allow)
 		ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow) == MHD_YES;
 	if (ok && r->status == 401)
@@ -699,6 +708,7 @@ static void api_server_free(struct api_server *srv)
 		pthread_mutex_destroy(&srv->lock);
 	}
 	free(srv->public_url);
+	free(srv->web_dir);
 	free(srv);
 }
 
@@ -738,7 +748,7 @@ int api_server_start(struct api_server **out, const struct ctl_config *cfg,
 		pg_err_prefix(err, "api");
 		goto out;
 	}
-	if (api_resolve(srv, err) < 0)
+	if (api_resolve(srv, err) < 0 || api_web_init(srv, err) < 0)
 		goto out;
 	api_raise_nofile();
 	api_tune_malloc();

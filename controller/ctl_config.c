@@ -27,7 +27,7 @@ static const char *const ctl_intake_fields[] = {
 
 static const char *const ctl_api_fields[] = {
 	"listen", "public_url", "admin_token_file", "lease_s", "max_attempts",
-	"max_body_bytes", "threads", NULL
+	"max_body_bytes", "threads", "web_dir", "archive_url", NULL
 };
 
 static const char *const ctl_mail_fields[] = {
@@ -266,6 +266,24 @@ bad:
 
 /* An http(s) URL of printable characters; trailing slashes are dropped so
  * that links are built by appending "/api/v1/...". */
+/* A mail archive's URL template: http(s), with {msgid} once. */
+static int ctl_api_archive_url(const char *t, struct pg_err *err)
+{
+	const char *m = strstr(t, "{msgid}");
+
+	if (strncmp(t, "http://", 7) != 0 && strncmp(t, "https://", 8) != 0)
+		return pg_err_set(err, PG_EINVAL, "field 'archive_url': '%.200s' is not an "
+				  "http(s) URL", t);
+	if (!m || strstr(m + 1, "{msgid}"))
+		return pg_err_set(err, PG_EINVAL, "field 'archive_url': '%.200s' must hold "
+				  "{msgid} once", t);
+	for (const char *p = t; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '"' || *p == '<' || *p == '>')
+			return pg_err_set(err, PG_EINVAL, "field 'archive_url': '%.200s' has a "
+					  "space, a quote or a control character", t);
+	return 0;
+}
+
 static int ctl_api_public_url(char *url, struct pg_err *err)
 {
 	size_t n = strlen(url);
@@ -311,6 +329,9 @@ static int ctl_config_api(struct ctl_config *c, const cJSON *root, const char *d
 	    pg_config_string(o, "public_url", 0, dir, &a->public_url, err) < 0 ||
 	    (a->public_url && ctl_api_public_url(a->public_url, err) < 0) ||
 	    pg_config_string(o, "admin_token_file", 1, dir, &a->admin_token_file, err) < 0 ||
+	    pg_config_string(o, "web_dir", 1, dir, &a->web_dir, err) < 0 ||
+	    pg_config_string(o, "archive_url", 0, dir, &a->archive_url, err) < 0 ||
+	    (a->archive_url && ctl_api_archive_url(a->archive_url, err) < 0) ||
 	    pg_json_get_int(o, "lease_s", 0, CTL_API_LEASE_MIN_S, SCHED_LEASE_MAX_S,
 			    &a->lease_s, err) < 0 ||
 	    pg_json_get_int(o, "max_attempts", 0, 1, SCHED_MAX_ATTEMPTS, &a->max_attempts,
@@ -516,6 +537,8 @@ static void ctl_api_free(struct ctl_api *a)
 	free(a->host);
 	free(a->public_url);
 	free(a->admin_token_file);
+	free(a->web_dir);
+	free(a->archive_url);
 }
 
 void ctl_config_free(struct ctl_config *c)
@@ -637,7 +660,9 @@ static int ctl_api_to_json(cJSON *o, const struct ctl_api *a)
 	    !cJSON_AddNumberToObject(api, "lease_s", (double)a->lease_s) ||
 	    !cJSON_AddNumberToObject(api, "max_attempts", (double)a->max_attempts) ||
 	    !cJSON_AddNumberToObject(api, "max_body_bytes", (double)a->max_body_bytes) ||
-	    !cJSON_AddNumberToObject(api, "threads", a->threads))
+	    !cJSON_AddNumberToObject(api, "threads", a->threads) ||
+	    !cJSON_AddStringToObject(api, "web_dir", a->web_dir ? a->web_dir : "(built in)") ||
+	    (a->archive_url && !cJSON_AddStringToObject(api, "archive_url", a->archive_url)))
 		goto out;
 	rc = 0;
 out:

@@ -35,7 +35,12 @@
  *                  "admin_token_file": "..."    the admin token; without it
  *                                               admin endpoints answer 403,
  *                  "lease_s": 60, "max_attempts": 3,
- *                  "max_body_bytes": 16777216, "threads": 4}
+ *                  "max_body_bytes": 16777216, "threads": 4,
+ *                  "web_dir": "..."             the dashboard's files
+ *                                  (default DATADIR/perfgate/web, else the
+ *                                  source tree's web/ when run from it),
+ *                  "archive_url": "https://inbox.dpdk.org/dev/{msgid}/"
+ *                                  links to a mail in its archive}
  *   mail          test-report mails in DPDK's CI format (report_mail.h),
  *                 sent over SMTP (smtp.h).  All members optional; the
  *                 section is checked even when not enabled:
@@ -128,6 +133,11 @@ struct ctl_api {
 				 * set: "http://" + listen (the bound port when
 				 * listen's port is 0) */
 	char *admin_token_file;	/* absolute; NULL when not set */
+	char *web_dir;		/* the dashboard's files, absolute; NULL: the
+				 * installed DATADIR/perfgate/web, else web/
+				 * of the source tree the binary was built in */
+	char *archive_url;	/* "https://inbox.dpdk.org/dev/{msgid}/": a
+				 * mail's page in the archive; NULL: none */
 	int64_t lease_s;
 	int64_t max_attempts;
 	int64_t max_body_bytes;

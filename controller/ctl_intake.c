@@ -290,7 +290,9 @@ static int series_list(struct store *st, const char *state, int as_json)
 	cJSON *arr = NULL;
 	int rc = 1;
 
-	if (api_view_series_list(st, state, -1, 0, &arr, &err) < 0)
+	struct api_series_filter f = { .state = state };
+
+	if (api_view_series_list(st, &f, -1, 0, &arr, &err) < 0)
 		goto out;
 	if (as_json) {
 		if (ctl_out_json(arr) < 0)
@@ -407,7 +409,7 @@ static int series_show(struct store *st, const char *id_text, int as_json)
 			id_text);
 		return 2;
 	}
-	if (api_view_series(st, id, false, &o, &err) < 0)
+	if (api_view_series(st, id, NULL, &o, &err) < 0)
 		goto out;
 	if (as_json ? ctl_out_json(o) < 0
 		    : ctl_out_oneline(o) < 0 || series_print_text(o, &out) < 0 ||

@@ -552,8 +552,8 @@ void sched_lease_release(struct sched_lease *l)
  * job's class up in it with instr(), which is safe because class names
  * cannot hold a comma.  Empty (no class) is "".
  */
-static int sched_agent_classes(const char *labels_json, const struct profile_set *ps,
-			       struct pg_buf *classes, struct pg_err *err)
+int sched_agent_classes(const char *labels_json, const struct profile_set *ps,
+			struct pg_buf *classes, struct pg_err *err)
 {
 	const char *keys[SCHED_MAX_LABELS], *values[SCHED_MAX_LABELS];
 	const cJSON *item;
@@ -1556,5 +1556,47 @@ out:
 		memset(out, 0, sizeof(*out));
 		pg_err_prefix(err, "queue figures");
 	}
+	return rc;
+}
+
+int sched_class_agents(struct store *st, const struct profile_set *ps, const char *host_class,
+		       int64_t now, int64_t online_window_s, struct sched_class_agents *out,
+		       struct pg_err *err)
+{
+	static const char what[] = "agents of a host class";
+	struct pg_buf classes = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	sqlite3_stmt *stmt = NULL;
+	char needle[SCHED_NAME_MAX + 3];
+	int rc = -1, row;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(needle, sizeof(needle), ",%.*s,", SCHED_NAME_MAX, host_class);
+	if (store_prepare_cached(st, &stmt,
+				 "SELECT a.labels, a.enabled = 1 AND a.last_seen >= ?1,"
+				 " EXISTS (SELECT 1 FROM jobs j WHERE j.agent_id = a.id"
+				 " AND j.state IN ('leased', 'running'))"
+				 " FROM agents a WHERE a.enabled = 1", what, err) < 0 ||
+	    store_bind(stmt, STORE_ARGS(STORE_INT(now - online_window_s)), what, err) < 0)
+		goto out;
+	while ((row = store_step(stmt, what, err)) == 1) {
+		struct pg_err lerr = PG_ERR_INIT;
+		const char *labels = (const char *)sqlite3_column_text(stmt, 0);
+
+		pg_buf_reset(&classes);
+		/* An agent whose stored labels do not parse serves nothing,
+		 * as at its lease. */
+		if (sched_agent_classes(labels ? labels : "{}", ps, &classes, &lerr) < 0 ||
+		    !classes.len || !strstr(pg_buf_str(&classes), needle))
+			continue;
+		out->enabled++;
+		if (sqlite3_column_int(stmt, 1)) {
+			out->online++;
+			out->busy += sqlite3_column_int(stmt, 2) != 0;
+		}
+	}
+	rc = row < 0 ? -1 : 0;
+out:
+	store_done(st, stmt);
+	pg_buf_release(&classes);
 	return rc;
 }

@@ -97,6 +97,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "err.h"
 #include "profile.h"
 #include "store.h"
@@ -388,6 +389,27 @@ int sched_heartbeat_tx(struct store *st, int64_t agent_id, int64_t job_id, int64
 int sched_result_tx(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
 		    const struct sched_result_in *res, int64_t now, int64_t max_attempts,
 		    enum sched_result_status *status, struct pg_err *err);
+
+/*
+ * The host classes of ps that an agent with the stored labels (a JSON
+ * object) belongs to, as ",a,b," appended to classes ("" for none).
+ * Returns 0, or -1 with err (labels that are not an object of strings).
+ */
+int sched_agent_classes(const char *labels_json, const struct profile_set *ps,
+			struct pg_buf *classes, struct pg_err *err);
+
+/* The agents that could take a job of one host class (the dashboard's
+ * "why is it waiting"). */
+struct sched_class_agents {
+	int enabled;			/* enabled agents whose labels match */
+	int online;			/* of those, seen within the window */
+	int busy;			/* of those online, holding a job */
+};
+
+/* Count them (read-only, no transaction).  Returns 0 or -1. */
+int sched_class_agents(struct store *st, const struct profile_set *ps, const char *host_class,
+		       int64_t now, int64_t online_window_s, struct sched_class_agents *out,
+		       struct pg_err *err);
 
 /* Queue and agent figures for /metrics and the dashboard. */
 struct sched_stats {

@@ -100,6 +100,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "buf.h"
 #include "ctl_config.h"
 #include "err.h"
@@ -172,5 +174,26 @@ int verdict_pass_stats_print(const struct verdict_pass_stats *s, struct pg_buf *
  */
 int verdict_run_show(struct store *st, const struct profile_set *ps, int64_t run_id,
 		     struct pg_buf *out, struct pg_err *err);
+
+/*
+ * One job's verdict as JSON (the dashboard's series page; web/CONTRACT.md,
+ * GET /api/v1/jobs/ID/verdict), evaluated as `run show` does:
+ *   {"host", "final" (its job verdict is stored), "state" (success,
+ *    warning, pending, fail), "why", "summary", "repetitions" (runs per
+ *    side so far), "max_repetitions", "params" {"threshold_pct", "alpha",
+ *    "noise_limit_pct"}, "reproduce" (shell commands), "verdict" (the
+ *    stored row {"state", "description"} or null), "rounds" [{"attempt",
+ *    "agent", "outcome", "received_at", "first_repetition", "followup"}],
+ *    "keys" [{"benchmark", "metric", "unit", "gated", "higher_is_better",
+ *    "class", "state" (the verdict table's name, null when missing),
+ *    "base_median", "patched_median", "delta", "change_pct", "effect_pct",
+ *    "ci_lo_pct", "ci_hi_pct", "ci_conf", "p", "p_exact", "p_min",
+ *    "n_base", "n_patched", "n_pairs", "paired", "noise_pct", "reason",
+ *    "samples" {"base": [[attempt, repetition, value]...], "patched"}}]}
+ * Numbers that are undefined (NaN) are null; verdict.h says what each
+ * means.  Returns 0 with *out set, or -1 (PG_ENOTFOUND: no such job).
+ */
+int verdict_job_json(struct store *st, const struct profile_set *ps, int64_t job_id,
+		     cJSON **out, struct pg_err *err);
 
 #endif
