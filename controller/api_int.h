@@ -222,6 +222,8 @@ struct api_server {
 	int port;
 	char *public_url;
 	char *web_dir;			/* the dashboard's files; NULL: none */
+	char *mirror_root;		/* the planner's tree mirrors (trends'
+					 * git order) */
 	struct api_admin admin;
 	atomic_int stopping;		/* new requests get 503 */
 	atomic_int serving;		/* started: libmicrohttpd's notes to debug */

@@ -318,7 +318,7 @@ static void api_read_queue(struct api_server *srv, struct store *st, struct api_
 }
 
 /* Without a key, the keys; with all six, that key's history. */
-static void api_read_trends(struct store *st, struct api_req *r)
+static void api_read_trends(struct api_server *srv, struct store *st, struct api_req *r)
 {
 	static const char *const names[] = {
 		"host", "tree", "branch", "build_mode", "benchmark", "metric"
@@ -350,7 +350,7 @@ static void api_read_trends(struct store *st, struct api_req *r)
 		return;
 	}
 	k = (struct api_trend_key){ v[0], v[1], v[2], v[3], v[4], v[5] };
-	if (api_view_trend(st, &k, limit, &o, &err) < 0)
+	if (api_view_trend(st, &k, srv->mirror_root, limit, &o, &err) < 0)
 		goto fail;
 	api_reply_json(r, 200, o);
 	return;
@@ -533,7 +533,7 @@ void api_read_run(struct api_server *srv, struct store *st, struct api_req *r)
 		api_read_queue(srv, st, r);
 		return;
 	case API_EP_TRENDS:
-		api_read_trends(st, r);
+		api_read_trends(srv, st, r);
 		return;
 	case API_EP_JOB_SAMPLES:
 		api_read_samples(st, r);

@@ -7,6 +7,7 @@
 #include "api_int.h"
 #include "api_web.h"
 #include "api_textfile.h"
+#include "conffile.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -709,6 +710,7 @@ static void api_server_free(struct api_server *srv)
 	}
 	free(srv->public_url);
 	free(srv->web_dir);
+	free(srv->mirror_root);
 	free(srv);
 }
 
@@ -750,6 +752,13 @@ int api_server_start(struct api_server **out, const struct ctl_config *cfg,
 	}
 	if (api_resolve(srv, err) < 0 || api_web_init(srv, err) < 0)
 		goto out;
+	/* Where the planner keeps the trees (ctl_plan.c): the trends read
+	 * commit order from them. */
+	srv->mirror_root = pg_config_resolve(cfg->data_dir, "trees");
+	if (!srv->mirror_root) {
+		pg_err_set(err, PG_ENOMEM, "api: out of memory");
+		goto out;
+	}
 	api_raise_nofile();
 	api_tune_malloc();
 	if (api_pool_open(&srv->pool, cfg->db, (size_t)srv->conf->threads + 1, err) < 0)

@@ -184,14 +184,18 @@ struct api_trend_key {
 int api_view_trend_keys(struct store *st, cJSON **out, struct pg_err *err);
 
 /*
- * One key's history, its latest `limit` points oldest first: {"key",
- * "order": "measured", "points": [{"commit", "value", "unit", "samples",
- * "measured_at", "job", "run", "series", "position"}], "change_points":
- * [{"commit_before", "commit_after", "effect", "p", "state",
- * "detected_at"}]}.  A key without history has no points (not an error).
+ * One key's history, its latest `limit` points: {"key", "order",
+ * "points": [{"commit", "value", "unit", "samples", "measured_at", "job",
+ * "run", "series", "position"}], "change_points": [{"commit_before",
+ * "commit_after", "effect", "p", "state", "detected_at"}]}.  "order" is
+ * "git" when the tree's mirror under mirror_root (trees.h) has every
+ * commit on the branch's first-parent line: the points are in that order
+ * and "position" counts commits along it; else "measured": oldest
+ * measurement first, "position" its index.  mirror_root NULL: measured.
+ * A key without history has no points (not an error).
  */
-int api_view_trend(struct store *st, const struct api_trend_key *k, int64_t limit, cJSON **out,
-		   struct pg_err *err);
+int api_view_trend(struct store *st, const struct api_trend_key *k, const char *mirror_root,
+		   int64_t limit, cJSON **out, struct pg_err *err);
 
 /* The stored labels of one agent as an object. */
 int api_view_agent_labels(struct store *st, int64_t agent_id, cJSON **out,

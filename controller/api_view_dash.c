@@ -9,11 +9,13 @@
 #include <string.h>
 
 #include "sched.h"
+#include "trees.h"
 #include "verdict_pass.h"
 
 #define ETA_ROUNDS 20		/* attempts a job's length is the median of */
 #define RECENT_ATTEMPTS 5
 #define QUEUE_CLASSES 64	/* host classes remembered per queue view */
+#define TREND_WALK_MAX 200000	/* commits walked back from a branch's tip */
 
 static int nomem(struct pg_err *err, const char *what)
 {
@@ -505,11 +507,84 @@ static bool fill_change(cJSON *o, sqlite3_stmt *stmt)
 	       vw_int(o, "detected_at", stmt, 5);
 }
 
-int api_view_trend(struct store *st, const struct api_trend_key *k, int64_t limit, cJSON **out,
-		   struct pg_err *err)
+struct trend_point {
+	cJSON *item;
+	int64_t pos, at;
+};
+
+static int point_cmp(const void *a, const void *b)
 {
-	cJSON *keys = NULL, *key, *points, *p;
-	double pos = 0;
+	const struct trend_point *x = a, *y = b;
+
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Put the points in git order (the branch's first-parent line in the
+ * tree's mirror) when every one of them is on it; else leave them in the
+ * order measured.  Sets "order" and each point's "position". */
+static int trend_order(cJSON *o, const struct api_trend_key *k, const char *mirror_root,
+		       struct pg_err *err)
+{
+	cJSON *points = cJSON_GetObjectItemCaseSensitive(o, "points"), *p;
+	int n = cJSON_GetArraySize(points), i = 0;
+	const char **oids = calloc((size_t)n + 1, sizeof(*oids));
+	int64_t *pos = calloc((size_t)n + 1, sizeof(*pos));
+	struct trend_point *tp = calloc((size_t)n + 1, sizeof(*tp));
+	struct pg_err gerr = PG_ERR_INIT;
+	char mirror[TREES_PATH_MAX];
+	bool git = n > 0 && mirror_root;
+	int rc = -1;
+
+	if (!oids || !pos || !tp) {
+		nomem(err, "trend");
+		goto out;
+	}
+	cJSON_ArrayForEach(p, points)
+		oids[i++] = str(p, "commit");
+	/* A tree without a mirror here, or a commit gone from the branch:
+	 * the order measured is the one there is. */
+	if (git && (trees_mirror_path(mirror_root, k->tree, mirror, sizeof(mirror), &gerr) < 0 ||
+		    trees_first_parent_positions(mirror, k->branch, oids, (size_t)n, TREND_WALK_MAX,
+						 pos, &gerr) < 0))
+		git = false;
+	for (i = 0; git && i < n; i++)
+		git = pos[i] >= 0;
+	i = 0;
+	while ((p = cJSON_DetachItemFromArray(points, 0))) {
+		tp[i].item = p;
+		tp[i].pos = git ? pos[i] : i;
+		tp[i].at = num(p, "measured_at");
+		i++;
+	}
+	if (git)
+		qsort(tp, (size_t)n, sizeof(*tp), point_cmp);
+	for (i = 0; i < n; i++) {
+		if (!cJSON_AddNumberToObject(tp[i].item, "position", (double)tp[i].pos) ||
+		    !cJSON_AddItemToArray(points, tp[i].item)) {
+			for (int k2 = i; k2 < n; k2++)
+				cJSON_Delete(tp[k2].item);
+			nomem(err, "trend");
+			goto out;
+		}
+	}
+	if (!cJSON_AddStringToObject(o, "order", git ? "git" : "measured")) {
+		nomem(err, "trend");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(oids);
+	free(pos);
+	free(tp);
+	return rc;
+}
+
+int api_view_trend(struct store *st, const struct api_trend_key *k, const char *mirror_root,
+		   int64_t limit, cJSON **out, struct pg_err *err)
+{
+	cJSON *keys = NULL, *key;
 
 	*out = cJSON_CreateObject();
 	if (!*out)
@@ -525,8 +600,6 @@ int api_view_trend(struct store *st, const struct api_trend_key *k, int64_t limi
 		cJSON_Delete(key);
 		goto oom;
 	}
-	if (!cJSON_AddStringToObject(*out, "order", "measured"))
-		goto oom;
 	/* The latest `limit` points (history_trend ends with measured_at),
 	 * then oldest first. */
 	if (vw_add_rows(st, *out, "points",
@@ -541,10 +614,8 @@ int api_view_trend(struct store *st, const struct api_trend_key *k, int64_t limi
 			" FROM change_points h" TREND_WHERE " ORDER BY detected_at, id",
 			STORE_ARGS(TREND_ARGS(k)), fill_change, err) < 0)
 		goto fail;
-	points = cJSON_GetObjectItemCaseSensitive(*out, "points");
-	cJSON_ArrayForEach(p, points)
-		if (!cJSON_AddNumberToObject(p, "position", pos++))
-			goto oom;
+	if (trend_order(*out, k, mirror_root, err) < 0)
+		goto fail;
 	return 0;
 oom:
 	nomem(err, "trend");

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -401,5 +402,87 @@ out:
 	git_tree_free(tree);
 	git_commit_free(commit);
 	git_repository_free(repo);
+	return ret;
+}
+
+/* The oids asked for, sorted, each with the indexes that asked. */
+struct fp_want {
+	git_oid oid;
+	size_t index;
+};
+
+static int fp_cmp(const void *a, const void *b)
+{
+	return git_oid_cmp(&((const struct fp_want *)a)->oid, &((const struct fp_want *)b)->oid);
+}
+
+int trees_first_parent_positions(const char *mirror, const char *branch, const char *const *oids,
+				 size_t n, size_t max_walk, int64_t *pos, struct pg_err *err)
+{
+	char tip[TREES_OID_HEX + 1];
+	git_repository *repo = NULL;
+	git_revwalk *walk = NULL;
+	struct fp_want *want = NULL;
+	size_t found = 0, depth = 0, left;
+	git_oid oid, tip_oid;
+	int rc, ret = -1;
+
+	for (size_t i = 0; i < n; i++)
+		pos[i] = -1;
+	if (n == 0)
+		return 0;
+	want = calloc(n, sizeof(*want));
+	if (!want)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (parse_oid(&want[i].oid, oids[i], err) < 0)
+			goto out;
+		want[i].index = i;
+	}
+	qsort(want, n, sizeof(*want), fp_cmp);
+	for (size_t i = 0, k = 0; i < n; i = k) {
+		/* count distinct commits: repeated measurements share one */
+		for (k = i + 1; k < n && !git_oid_cmp(&want[k].oid, &want[i].oid); k++)
+			;
+		found++;
+	}
+	left = found;
+	if (trees_resolve_branch(mirror, branch, tip, err) < 0 || parse_oid(&tip_oid, tip, err) < 0 ||
+	    open_mirror(&repo, mirror, err) < 0)
+		goto out;
+	if ((rc = git_revwalk_new(&walk, repo)) < 0 ||
+	    (rc = git_revwalk_push(walk, &tip_oid)) < 0) {
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': walk branch '%s'", mirror, branch);
+		goto out;
+	}
+	git_revwalk_simplify_first_parent(walk);
+	/* Depth from the tip first; turned into positions from the oldest
+	 * commit of what was walked once the walk ends. */
+	while (left && depth < max_walk && (rc = git_revwalk_next(&oid, walk)) == 0) {
+		struct fp_want key = { .oid = oid };
+		struct fp_want *hit = bsearch(&key, want, n, sizeof(*want), fp_cmp);
+
+		if (hit) {
+			while (hit > want && !git_oid_cmp(&hit[-1].oid, &oid))
+				hit--;
+			for (; hit < want + n && !git_oid_cmp(&hit->oid, &oid); hit++)
+				pos[hit->index] = (int64_t)depth;
+			left--;
+		}
+		depth++;
+	}
+	if (left && depth < max_walk && rc != GIT_ITEROVER) {
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': walk branch '%s'", mirror, branch);
+		goto out;
+	}
+	git_error_clear();
+	for (size_t i = 0; i < n; i++)
+		if (pos[i] >= 0)
+			pos[i] = (int64_t)depth - 1 - pos[i];
+	ret = 0;
+out:
+	git_revwalk_free(walk);
+	git_repository_free(repo);
+	free(want);
 	return ret;
 }

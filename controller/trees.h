@@ -36,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "profile.h"
@@ -103,6 +104,19 @@ bool trees_oid_valid(const char *s);
  * PG_EINVAL (not 40 hex digits) or PG_EIO (the mirror cannot be read).
  */
 int trees_has_commit(const char *mirror, const char *oid_hex, bool *has, struct pg_err *err);
+
+/*
+ * Where each of the n commits oids[] (40 hex digits each) stands on the
+ * first-parent line of refs/heads/BRANCH of the mirror, as git log
+ * --first-parent walks it from the tip: pos[i] is 0 for the oldest commit
+ * of that line, counting up to the tip, or -1 when oids[i] is not among
+ * the first max_walk commits from the tip (not on the line, or older).
+ * The walk stops as soon as every commit asked for is found.  Returns 0,
+ * or -1 with PG_ENOTFOUND (no such branch), PG_EINVAL (a malformed oid,
+ * a bad branch name) or PG_EIO (the mirror cannot be read).
+ */
+int trees_first_parent_positions(const char *mirror, const char *branch, const char *const *oids,
+				 size_t n, size_t max_walk, int64_t *pos, struct pg_err *err);
 
 /*
  * The DPDK version at commit oid_hex (40 hex digits) of the mirror: the

@@ -76,7 +76,8 @@ start_smtp() {
 conf() {
 	cat >"$1" <<EOF
 { "db": "$db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
-  "api": { "listen": "127.0.0.1:0", "public_url": "https://perfgate.example.org/" },
+  "api": { "listen": "127.0.0.1:0", "public_url": "https://perfgate.example.org/",
+           "web_dir": "$PG_TOP/web" },
   "checks": { "enabled": true, "patchwork_url": "$base/api/1.3", "token_file": "$2",
               "username": "$3", "timeout_s": 5, "max_backoff_s": 2 }${4:+, $4} }
 EOF

@@ -119,7 +119,7 @@ dpdk_profile() {
 dpdk_controller() {
 	cat >"$TMP/c.json" <<EOF
 { "db": "$TMP/state/perfgate.db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
-  "api": { "listen": "127.0.0.1:0", "lease_s": 120 } }
+  "api": { "listen": "127.0.0.1:0", "lease_s": 120, "web_dir": "$PG_TOP/web" } }
 EOF
 	C="$CTL --config $TMP/c.json"
 	db="$TMP/state/perfgate.db"

@@ -83,3 +83,26 @@ jq_is() {
 	got=$(jq -r "$2" "$1") || fail "jq '$2' failed on $1"
 	[ "$got" = "$3" ] || fail "jq '$2' on $1: got '$got', expected '$3'"
 }
+
+# fetch_targets LOG URL...: every check target URL (PUBLIC_URL/series/ID)
+# answers 200 with the dashboard's series page, fetched from the controller
+# whose log is LOG (its last "api: listening on" line), whatever host the
+# URL names.
+fetch_targets() {
+	_log=$1
+	shift
+	_api=$(sed -n 's/.* api: listening on //p' "$_log" | tail -n 1)
+	[ -n "$_api" ] || fail "no 'api: listening on' line in $_log"
+	[ $# -gt 0 ] || fail "no check target URL to fetch"
+	for _u in "$@"; do
+		_path=$(printf '%s\n' "$_u" | sed -n 's|^https*://[^/]*\(/series/[1-9][0-9]*\)$|\1|p')
+		[ -n "$_path" ] || fail "check target URL '$_u' is not PUBLIC_URL/series/ID"
+		_code=$(curl -sS -o "$TMP/target.html" -w '%{http_code}' "$_api$_path") ||
+			fail "GET $_api$_path"
+		[ "$_code" = 200 ] || fail "check target $_u ($_api$_path) answered $_code"
+		grep -q 'src="/assets/series.js"' "$TMP/target.html" ||
+			fail "check target $_u is not the series page"
+		_code=$(curl -sS -o /dev/null -w '%{http_code}' "$_api/api/v1${_path}") || fail "GET series"
+		[ "$_code" = 200 ] || fail "the series of check target $_u answers $_code"
+	done
+}

@@ -329,6 +329,16 @@ expect 409 POST "/api/v1/jobs/1/logs?attempt=2&stage=build" "$T1" 'no such attem
 expect 409 POST "/api/v1/jobs/1/logs?attempt=1&stage=build" "$T2" 'not yours'
 expect 404 POST "/api/v1/jobs/999/logs?attempt=1&stage=build" "$T1" 'no job'
 printf 'configure\nninja\n' | cmp -s - "$TMP/state/logs/1/1/build.log" || fail "log file content"
+# A log's tail (the dashboard shows long logs end first): from a line
+# start, with the whole size in a header.
+expect 200 GET "/api/v1/jobs/1/logs/1/build?tail=8" -
+printf 'ninja\n' | cmp -s - "$TMP/body" || fail "tail=8 of the log: $(cat "$TMP/body")"
+grep -qi '^x-perfgate-log-size: 16' "$TMP/hdr" || fail "no X-Perfgate-Log-Size: 16"
+grep -qi '^x-content-type-options: nosniff' "$TMP/hdr" || fail "a log without nosniff"
+expect 200 GET "/api/v1/jobs/1/logs/1/build?tail=100" -
+printf 'configure\nninja\n' | cmp -s - "$TMP/body" || fail "tail=100 is the whole log"
+expect_error 400 "query parameter 'tail': 'x' is not an integer in [1, 268435456]" \
+	GET "/api/v1/jobs/1/logs/1/build?tail=x" -
 q_is "SELECT path || ' ' || bytes FROM logs WHERE job_id = 1" "logs/1/1/build.log 16"
 expect 200 GET /api/v1/jobs/1/logs/1/build -
 printf 'configure\nninja\n' | cmp -s - "$TMP/body" || fail "GET log content"

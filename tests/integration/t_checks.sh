@@ -284,5 +284,9 @@ EOF_PY
 	fail "mails not recorded with the server's reply"
 grep -q "mail [0-9]*: .*alice@example.com.*: sending it again without the Cc to alice@example.com" "$TMP/ctl.log" ||
 	fail "the dropped Cc was not logged"
+# Every check target Patchwork received resolves to its series page.
+checks
+# shellcheck disable=SC2046
+fetch_targets "$TMP/ctl.log" $(jq -r '[.checks[].target_url] | unique | .[]' "$TMP/checks.json")
 stop_ctl
 echo "checks: all cases hold"

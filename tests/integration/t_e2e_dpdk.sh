@@ -133,6 +133,10 @@ done
 [ "$(q "SELECT count(*) FROM check_outbox WHERE state IN ('success', 'warning', 'fail')")" = 1 ] ||
 	fail "no final check queued"
 
+# The check's target URL is the run's page on the dashboard.
+# shellcheck disable=SC2046
+fetch_targets "$TMP/serve.log" $(q "SELECT DISTINCT target_url FROM check_outbox")
+
 kill -TERM $ctl
 wait $ctl
 cleanup_hooks=""

@@ -81,13 +81,59 @@ static void test_route_endpoints(void **state)
 	assert_int_equal(r.attempt, 2);
 	assert_string_equal(r.stage, "bench.base-1");
 	expect_route("GET", "/api/v1/jobs/999999999999999999", API_EP_JOB, 999999999999999999LL);
+	expect_route("GET", "/api/v1/meta", API_EP_META, 0);
+	expect_route("GET", "/api/v1/queue", API_EP_QUEUE, 0);
+	expect_route("GET", "/api/v1/trends", API_EP_TRENDS, 0);
+	expect_route("GET", "/api/v1/jobs/42/verdict", API_EP_JOB_VERDICT, 42);
+	expect_route("GET", "/api/v1/jobs/42/samples", API_EP_JOB_SAMPLES, 42);
+}
+
+/* The dashboard's pages and assets: only names the web directory can
+ * hold, never a way out of it. */
+static void test_route_pages(void **state)
+{
+	static const struct { const char *path; enum api_page page; int64_t id; } pages[] = {
+		{ "/", API_PAGE_INDEX, 0 }, { "/series/7", API_PAGE_SERIES, 7 },
+		{ "/trends", API_PAGE_TRENDS, 0 }, { "/agents", API_PAGE_AGENTS, 0 },
+		{ "/queue", API_PAGE_QUEUE, 0 },
+	};
+	static const char *const refused[] = {
+		"/series/", "/series/0", "/series/7/", "/series/x", "/index.html", "/trends/",
+		"/assets/", "/assets/..", "/assets/../etc/passwd", "/assets/.hidden",
+		"/assets/a/../b.js", "/assets/a//b.js", "/assets/a/", "/assets/a%2Fb.js",
+		"/assets/a b.js", "/assets/a/b/c/d/e.js", "/web/index.html", "//",
+	};
+	char longname[API_ASSET_MAX + 16];
+	struct api_route r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		expect_route("GET", pages[i].path, API_EP_PAGE, pages[i].id);
+		assert_int_equal(api_route_match("GET", pages[i].path, &r, NULL), 200);
+		assert_int_equal(r.page, pages[i].page);
+		assert_int_equal(api_route_access(r.ep), API_ACCESS_PUBLIC);
+	}
+	assert_string_equal(api_page_file(API_PAGE_SERIES), "series.html");
+	assert_string_equal(api_page_file(API_PAGE_INDEX), "index.html");
+	expect_route("GET", "/assets/vendor/uplot/uPlot.iife.min.js", API_EP_ASSET, 0);
+	assert_int_equal(api_route_match("GET", "/assets/vendor/uplot/uPlot.iife.min.js", &r, NULL),
+			 200);
+	assert_string_equal(r.asset, "vendor/uplot/uPlot.iife.min.js");
+	expect_route("HEAD", "/assets/style.css", API_EP_ASSET, 0);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		expect_status("GET", refused[i], 404, NULL);
+	memset(longname, 'a', sizeof(longname) - 1);
+	memcpy(longname, "/assets/", 8);
+	longname[sizeof(longname) - 1] = '\0';
+	expect_status("GET", longname, 404, NULL);
+	expect_status("POST", "/", 405, "GET, HEAD");
+	expect_status("POST", "/assets/style.css", 405, "GET, HEAD");
 }
 
 static void test_route_unknown_and_methods(void **state)
 {
 	(void)state;
 	/* Unknown paths, malformed ids, stray slashes. */
-	expect_status("GET", "/", 404, NULL);
 	expect_status("GET", "/api/v1", 404, NULL);
 	expect_status("GET", "/api/v1/", 404, NULL);
 	expect_status("GET", "/api/v2/series", 404, NULL);
@@ -682,6 +728,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_endpoints),
 		cmocka_unit_test(test_route_unknown_and_methods),
+		cmocka_unit_test(test_route_pages),
 		cmocka_unit_test(test_route_access_and_names),
 		cmocka_unit_test(test_parse_numbers_and_stages),
 		cmocka_unit_test(test_tokens_and_hashes),

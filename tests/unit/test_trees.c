@@ -266,6 +266,58 @@ static void test_has_commit(void **state)
 	assert_true(trees_oid_valid(f->c2));
 }
 
+/* The trends' git order: positions along main's first-parent line, a
+ * merged side commit off it, a commit of another branch not on it. */
+static void test_first_parent_positions(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char c3[41], side[41], merge[41], c4[41];
+	int64_t pos[6];
+
+	tg_git(f->src, "checkout", "-q", "-b", "topic");
+	tg_commit(f->src, "topic.txt", "t\n", "topic", side);
+	tg_git(f->src, "checkout", "-q", "main");
+	tg_commit(f->src, "a.txt", "a\n", "c3", c3);
+	tg_git(f->src, "merge", "-q", "--no-ff", "-m", "merge topic", "topic");
+	tg_rev(f->src, "HEAD", merge);
+	tg_commit(f->src, "b.txt", "b\n", "c4", c4);
+	sync_ok(f);
+	{
+		const char *oids[] = { c4, f->c1, merge, side, f->s1, f->c1 };
+
+		assert_int_equal(trees_first_parent_positions(f->mirror, "main", oids, 6, 1000, pos,
+							      &err), 0);
+	}
+	/* main: c1 <- c2 <- c3 <- merge <- c4 */
+	assert_int_equal(pos[0], 4);
+	assert_int_equal(pos[1], 0);
+	assert_int_equal(pos[2], 3);
+	assert_int_equal(pos[3], -1);	/* merged, not first-parent */
+	assert_int_equal(pos[4], -1);	/* another branch */
+	assert_int_equal(pos[5], 0);	/* asked twice */
+	{
+		const char *oids[] = { c4, c3 };
+
+		/* A walk cut short leaves what it did not reach at -1; the
+		 * positions of what it found stay relative to each other. */
+		assert_int_equal(trees_first_parent_positions(f->mirror, "main", oids, 2, 1, pos,
+							      &err), 0);
+		assert_int_equal(pos[0], 0);
+		assert_int_equal(pos[1], -1);
+		assert_int_equal(trees_first_parent_positions(f->mirror, "main", oids, 2, 1000, pos,
+							      &err), 0);
+		assert_int_equal(pos[0] - pos[1], 2);
+		assert_int_equal(trees_first_parent_positions(f->mirror, "nope", oids, 2, 1000, pos,
+							      &err), -1);
+		assert_int_equal(err.code, PG_ENOTFOUND);
+		oids[1] = "0123";
+		assert_int_equal(trees_first_parent_positions(f->mirror, "main", oids, 2, 1000, pos,
+							      &err), -1);
+		assert_int_equal(err.code, PG_EINVAL);
+	}
+}
+
 static void test_version(void **state)
 {
 	struct fixture *f = *state;
@@ -313,6 +365,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_repairs_cut_short_mirror, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_has_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_first_parent_positions, setup, teardown),
 	};
 
 	pg_log_set_levels(getenv("PG_TEST_LOG") ? getenv("PG_TEST_LOG") : "error");
