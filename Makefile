@@ -141,11 +141,14 @@ FUZZ_CC ?= clang
 # Agent code that reads outside input, linked into its own target.
 FUZZ_EXTRA_fuzz_harness := agent/harness.c agent/harness_subset.c
 build/fuzz/fuzz_harness: $(FUZZ_EXTRA_fuzz_harness) agent/harness.h
+# The API's router: which paths reach the web directory.
+FUZZ_EXTRA_fuzz_route := controller/api_route.c
+build/fuzz/fuzz_route: $(FUZZ_EXTRA_fuzz_route) controller/api_route.h
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h patches/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PATH_DEFS) \
-		-iquote lib -iquote patches -iquote agent $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) \
+		-iquote lib -iquote patches -iquote agent -iquote controller $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) \
 		$(FUZZ_EXTRA_$*) $(LIBS)
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
