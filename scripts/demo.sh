@@ -92,6 +92,8 @@ printf '%s\n' "{ \"name\": \"demo-agent\", \"controller_url\": \"$url\", \"token
 	'  "profiles_dir": "profiles", "lease_wait_s": 5, "runner": "builtin" }' >"$demo/agent.json"
 $AGENT --config "$demo/agent.json" --log-level warn --once &&
 	echo "    the agent leased one job, ran it (built-in runner) and its result was recorded"
+curl -sf "$url/" >/dev/null && curl -sf "$url/api/v1/series?order=newest" >/dev/null &&
+	echo "    dashboard at $url/ (series, /series/ID, /trends, /agents, /queue) while it runs"
 echo "    jobs by state:"
 curl -sf "$url/metrics" | grep '^perfgate_jobs{' | sed 's/^/      /'
 kill -TERM "$ctl"
