@@ -86,15 +86,11 @@ async function main() {
   const [m, ans] = await Promise.all([meta(), getJSON('/api/v1/series?' + p)]);
   setupForm(m, f);
   const contexts = m.contexts || [];
-  const heads = ['ID', 'Series', 'Version', 'Patches', 'State', 'Submitter', 'Date',
+  const heads = ['=ID', 'Series', '=Version', '=Patches', 'State', 'Submitter', 'Date',
     ...contexts.map((c) => h('th', { scope: 'col', class: 'ctx', data: { context: c } }, c))];
   const active = FILTERS.filter((k) => f[k]).map((k) => `${k} “${f[k]}”`).join(', ');
-  const t = table({ id: 'series' }, ['Series, newest first', active ? h('span', { class: 'hint' }, ' — filtered by ' + active) : null], heads);
-  const body = t.tBodies[0];
-  for (const s of ans.series || []) body.append(row(s, contexts));
-  if (!(ans.series || []).length) {
-    body.append(h('tr', null, h('td', { colspan: String(heads.length), class: 'none' }, active ? 'No series match these filters.' : 'No series yet.')));
-  }
+  const t = table({ id: 'series' }, ['Series, newest first', active ? h('span', { class: 'hint' }, ' — filtered by ' + active) : null], heads,
+    ans.series || [], (s) => row(s, contexts), active ? 'No series match these filters.' : 'No series yet.');
   fill($('#results'), wrap(t, 'Series'), pager(f, ans));
 }
 

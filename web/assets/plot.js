@@ -43,17 +43,20 @@ export function chart(target, o) {
       { ...AXIS, label: visible(o.xLabel || ''), labelSize: 20, ...(o.xIncrs ? { incrs: o.xIncrs } : {}) },
       { ...AXIS, label: visible(o.yLabel || ''), labelSize: 20, size: 64, values: (u, vals) => vals.map(fmtSI) },
     ],
-    hooks: { draw: o.draw ? [o.draw] : [] },
+    hooks: { draw: o.draw ? [o.draw] : [], destroy: [() => ro && ro.disconnect()] },
   };
+  let ro = null;
   // time axes in UTC, as every date on these pages
   if (o.time) opts.tzDate = (ts) => window.uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC');
   const u = new window.uPlot(opts, o.data, target);
+  // follow the container's width (phone rotation, window resize)
   if (typeof ResizeObserver === 'function') {
     let w = opts.width;
-    new ResizeObserver(() => {
+    ro = new ResizeObserver(() => {
       const nw = width();
       if (Math.abs(nw - w) > 4) { w = nw; u.setSize({ width: nw, height }); }
-    }).observe(target);
+    });
+    ro.observe(target);
   }
   return u;
 }

@@ -1,6 +1,6 @@
 // Trends: the base-side medians of one key on one host, in git (or
 // measured) order or over time, with the change points found.
-import { $, badge, commitEl, fmtDate, fmtP, fmtPct, fmtSI, getJSON, h, num, ready, seriesLink, showError, short, table, timeEl, updated, wrap, fill } from './common.js';
+import { $, badge, cell, commitEl, fmtDate, fmtP, fmtPct, fmtSI, getJSON, h, num, ready, seriesLink, showError, short, table, timeEl, updated, wrap, fill } from './common.js';
 import { COLORS, chart, vline } from './plot.js';
 
 const KEYF = ['host', 'tree', 'branch', 'build_mode', 'benchmark', 'metric'];
@@ -97,29 +97,21 @@ function draw() {
 }
 
 function cpTable(cps) {
-  const t = table({ id: 'change-points' }, 'Change points (suspected changes of level on the main branch; negative effect is worse)',
-    ['#', 'Commits', h('th', { scope: 'col', class: 'num' }, 'Effect'), h('th', { scope: 'col', class: 'num' }, 'p'), 'State', 'Detected']);
-  cps.forEach((c, i) => t.tBodies[0].append(h('tr', { data: { before: c.commit_before, after: c.commit_after } },
-    h('th', { scope: 'row' }, 'CP' + (i + 1)),
-    h('td', { class: 'nowrap' }, commitEl(c.commit_before), ' .. ', commitEl(c.commit_after)),
-    num(c.effect, fmtPct, 'effect'), num(c.p, fmtP, 'p'), h('td', null, badge(c.state)), h('td', { class: 'nowrap' }, timeEl(c.detected_at)))));
-  if (!cps.length) t.tBodies[0].append(h('tr', null, h('td', { colspan: '6', class: 'none' }, 'None found.')));
-  return [h('h2', null, 'Change points'), wrap(t, 'Change points')];
+  return [h('h2', null, 'Change points'), wrap(table({ id: 'change-points' }, 'Change points (suspected changes of level on the main branch; negative effect is worse)',
+    ['#', 'Commits', '=Effect', '=p', 'State', 'Detected'], cps, (c, i) => h('tr', { data: { before: c.commit_before, after: c.commit_after } },
+      h('th', { scope: 'row' }, 'CP' + (i + 1)), h('td', { class: 'nowrap' }, commitEl(c.commit_before), ' .. ', commitEl(c.commit_after)),
+      num(c.effect, fmtPct, 'effect'), num(c.p, fmtP, 'p'), h('td', null, badge(c.state)), h('td', { class: 'nowrap' }, timeEl(c.detected_at))),
+    'None found.'), 'Change points')];
 }
 
 function pointsTable(pts, time, orderName) {
-  const t = table({ id: 'trend-points' }, `${pts.length} point${pts.length === 1 ? '' : 's'}, ${time ? 'by measurement time' : 'in ' + orderName}`,
-    [h('th', { scope: 'col', class: 'num' }, 'Position'), 'Commit', h('th', { scope: 'col', class: 'num' }, 'Value'),
-      h('th', { scope: 'col', class: 'num' }, 'Samples'), 'Measured', 'Series']);
-  for (const p of pts) {
-    t.tBodies[0].append(h('tr', { data: { commit: p.commit } },
-      num(p.position, String, 'position', 'th', { scope: 'row' }),
-      h('td', { data: { field: 'commit' } }, commitEl(p.commit)),
+  return [h('h2', null, 'Points'), wrap(table({ id: 'trend-points' }, `${pts.length} point${pts.length === 1 ? '' : 's'}, ${time ? 'by measurement time' : 'in ' + orderName}`,
+    ['=Position', 'Commit', '=Value', '=Samples', 'Measured', 'Series'], pts, (p) => h('tr', { data: { commit: p.commit } },
+      num(p.position, String, 'position', 'th', { scope: 'row' }), cell('commit', p.commit, commitEl(p.commit)),
       num(p.value, fmtSI, 'value'), num(p.samples, String, 'samples'),
       h('td', { class: 'nowrap', data: { field: 'measured_at', value: p.measured_at ?? '' } }, timeEl(p.measured_at)),
-      h('td', { data: { field: 'series' } }, seriesLink(p.series), p.job !== null && p.job !== undefined ? h('span', { class: 'addr' }, ' job ' + p.job) : null)));
-  }
-  return [h('h2', null, 'Points'), wrap(t, 'Points')];
+      cell('series', p.series, seriesLink(p.series), p.job !== null && p.job !== undefined ? h('span', { class: 'addr' }, ' job ' + p.job) : null)),
+    'No point.'), 'Points')];
 }
 
 async function main() {
