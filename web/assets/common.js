@@ -301,9 +301,14 @@ function setToken(t) {
 
 // The login/logout control in #admin-area when the controller has an
 // admin token configured; onChange() after the token changed.
+let adminOn = false;
+// Whether admin controls show: the controller has an admin token and this tab holds one.
+export const admin = () => adminOn && !!token();
+
 export function adminControls(m, onChange) {
   const area = document.getElementById('admin-area');
-  if (!area || !m || !m.admin) return;
+  adminOn = !!(m && m.admin);
+  if (!area || !adminOn) return;
   const btn = (id, text) => h('button', { id, type: 'button', class: 'small' }, text);
   const render = (focus) => {
     if (token()) {

@@ -1,6 +1,6 @@
 // Queue: what runs and what waits (and why), refreshed every 5 s.
 // With an admin token, jobs can be cancelled from here.
-import { $, adminControls, badge, cancelButton, cell, fill, fmtDate, fmtDuration, fmtEta, getJSON, h, keepFocus, meta, num, poll, progressEl, seriesLink, table, timeEl, token, updated, wrap } from './common.js';
+import { $, admin, adminControls, badge, cancelButton, cell, fill, fmtDate, fmtDuration, fmtEta, getJSON, h, keepFocus, meta, num, poll, progressEl, seriesLink, table, timeEl, updated, wrap } from './common.js';
 
 const summary = $('#summary');
 const stamp = h('p', { class: 'hint', id: 'updated' });
@@ -11,8 +11,8 @@ let last = null;
 const jobCell = (j) => h('th', { scope: 'row', class: 'nowrap', data: { field: 'job', value: j.id } }, 'job ' + j.id,
   j.attempt > 1 ? h('span', { class: 'addr' }, ' attempt ' + j.attempt) : null);
 const series = (j) => cell('series', j.series, seriesLink(j.series), j.run ? h('span', { class: 'addr' }, ' run ' + j.run) : null);
-const cancel = (j) => (token() ? h('td', null, cancelButton(j.id, () => refresh().catch(() => {}))) : null);
-const heads = (list) => (token() ? [...list, 'Cancel'] : list);
+const cancel = (j) => (admin() ? h('td', null, cancelButton(j.id, () => refresh().catch(() => {}))) : null);
+const heads = (list) => (admin() ? [...list, 'Cancel'] : list);
 
 async function render() {
   if (!last) return;
@@ -53,5 +53,5 @@ async function refresh() {
   updated();
 }
 
-meta().then((m) => adminControls(m, render)).catch(() => {});
+meta().then((m) => { adminControls(m, render); render(); }).catch(() => {});
 poll(refresh, 5000);

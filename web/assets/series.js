@@ -3,8 +3,8 @@
 // the before/after table, the samples, the logs, the reproduce commands
 // and the host fingerprint.  Admin: recheck, cancel.
 import {
-  $, CANCELLABLE, HttpError, adminControls, badge, cancelButton, commitEl, dlOf, fill, fmtBytes, fmtDuration, fmtP, fmtPct,
-  fmtSI, getJSON, h, meta, num, postJSON, progressEl, ready, safeUrl, seriesLink, showError, table, timeEl, token, visible, wrap,
+  $, CANCELLABLE, HttpError, admin, adminControls, badge, cancelButton, commitEl, dlOf, fill, fmtBytes, fmtDuration, fmtP, fmtPct,
+  fmtSI, getJSON, h, meta, num, postJSON, progressEl, ready, safeUrl, seriesLink, showError, table, timeEl, visible, wrap,
 } from './common.js';
 import { COLORS, chart, inPlot } from './plot.js';
 
@@ -124,7 +124,7 @@ function recheckForm() {
 }
 
 function renderAdmin() {
-  const on = !!token();
+  const on = admin();
   for (const slot of document.querySelectorAll('.cancel-slot')) fill(slot, on && CANCELLABLE.has(slot.dataset.state) ? cancelButton(slot.dataset.job) : null);
   adminBox.hidden = !on;
   fill(adminBox, on ? [h('h2', { id: 'admin-h' }, 'Admin'), recheckForm()] : null);
@@ -357,8 +357,8 @@ async function start() {
   const seen = new Set();
   fill(main, header(S), patches(S), bases(S), checks(S), rechecks(S), adminBox,
     [...(S.runs || [])].sort((a, b) => b.id - a.id).map((r) => runSection(r, seen)), logPanel);
-  renderAdmin();
   adminControls(M, renderAdmin);
+  renderAdmin();
   await Promise.all(pending.map(loadVerdict));
   const t = location.hash.length > 1 && document.getElementById(decodeURIComponent(location.hash.slice(1)));
   if (t) t.scrollIntoView();
