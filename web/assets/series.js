@@ -27,8 +27,8 @@ function header(s) {
   const vs = s.versions || [];
   return [
     h('h1', { id: 'title' }, s.title || '(no title)'),
-    h('p', { class: 'badges' }, badge(s.state), s.stale && s.state !== 'stale' ? badge('stale') : null, s.rfc ? badge('rfc', 'RFC') : null,
-      s.tags ? h('span', { class: 'chip' }, s.tags) : null),
+    s.stale || s.rfc || s.tags ? h('p', { class: 'badges' }, s.stale && s.state !== 'stale' ? badge('stale') : null, s.rfc ? badge('rfc', 'RFC') : null,
+      s.tags ? h('span', { class: 'chip' }, s.tags) : null) : null,
     facts([
       ['Series', 'series ' + s.id],
       ['Submitter', h('span', { id: 'submitter' }, s.submitter_name || s.submitter || 'unknown',
