@@ -86,6 +86,7 @@ function draw() {
       time,
       height: 320,
       xLabel: time ? 'measured at (UTC)' : 'position (' + orderName + ')',
+      xIncrs: time ? undefined : [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000],
       yLabel: k.unit || '',
       xValue: (u, v) => { const p = byX.get(v); return v === null || v === undefined ? '—' : p ? `${time ? fmtDate(v) : v} · ${short(p.commit)}` : String(v); },
       series: [{ label: 'base median', color: COLORS.line, width: 1.5, size: 5 }],
