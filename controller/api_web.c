@@ -4,6 +4,7 @@
 #include "api_int.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -91,20 +92,20 @@ static void api_web_file(struct api_server *srv, struct api_req *r, unsigned int
 	int fd;
 
 	if (!type) {
-		api_reply_error(r, 404, "no such file: /assets/%s", rel);
+		api_reply_error(r, 404, "no such file: /%s", rel);
 		return;
 	}
 	fd = pg_open_beneath(srv->web_dir, rel, O_RDONLY | O_NONBLOCK, 0, &err);
 	if (fd < 0) {
 		if (err.code == PG_ENOTFOUND)
-			api_reply_error(r, 404, "no such file: %s", rel);
+			api_reply_error(r, 404, "no such file: /%s", rel);
 		else
 			api_reply_err(r, &err);
 		return;
 	}
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > API_WEB_FILE_MAX) {
 		close(fd);
-		api_reply_error(r, 404, "no such file: %s", rel);
+		api_reply_error(r, 404, "no such file: /%s", rel);
 		return;
 	}
 	api_reply_empty(r, status);
@@ -127,7 +128,14 @@ void api_web_serve(struct api_server *srv, struct store *st, struct api_req *r)
 		return;
 	}
 	if (r->route.ep == API_EP_ASSET) {
-		api_web_file(srv, r, 200, r->route.asset);
+		char rel[sizeof("assets/") + API_ASSET_MAX];
+
+		int len = snprintf(rel, sizeof(rel), "assets/%s", r->route.asset);
+
+		if (len < 0 || (size_t)len >= sizeof(rel))	/* the route bounds it */
+			api_reply_error(r, 404, "no such file: /assets/%s", r->route.asset);
+		else
+			api_web_file(srv, r, 200, rel);
 		return;
 	}
 	if (r->route.page == API_PAGE_SERIES) {
