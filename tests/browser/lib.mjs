@@ -37,7 +37,8 @@ export const TOP = need('PG_TOP');
 export const CTL = path.join(BUILD, 'perfgate-controller');
 export const CHROMIUM = process.env.PG_CHROMIUM || '/usr/bin/chromium';
 export const SCREENSHOTS = path.join(BUILD, 'screenshots');
-export const FIXTURE = path.join(TOP, 'tests/browser/fixture');
+// PG_WEB_FIXTURE: another fixture directory (as scripts/web-fixture.sh --out makes).
+export const FIXTURE = process.env.PG_WEB_FIXTURE || path.join(TOP, 'tests/browser/fixture');
 const MODULES = need('PG_BROWSER_MODULES');
 
 // Deadlines: bounds against a hang, generous on a busy 2-core machine.
