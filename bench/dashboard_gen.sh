@@ -2,8 +2,8 @@
 # A big store for the dashboard's benchmark (bench/dashboard.sh), shaped
 # like a real one: the controller creates and migrates it (`db migrate`, so
 # the schema and its triggers are the real ones), then one SQL transaction
-# of recursive CTEs fills it.  Not run by `make bench` itself (no NAME.sh of
-# its own output): dashboard.sh calls it.
+# of recursive CTEs fills it.  bench/run.sh skips it (*_gen.sh):
+# bench/dashboard.sh calls it.
 #
 # Usage: bench/dashboard_gen.sh [-n SERIES] [-c CONTROLLER] OUTDIR
 #   -n SERIES      series (default 10000)
