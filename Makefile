@@ -1,7 +1,8 @@
 # perfgate: a plain GNU Makefile (see README.md).
 #
 #   make                 build both daemons into $(BUILD)/
-#   make check           unit tests, the same under ASan+UBSan, integration tests
+#   make check           unit tests, the same under ASan+UBSan, integration tests,
+#                        the dashboard in chromium (make browser)
 #   make DEVELOPER=1     warnings are errors
 #   make SANITIZE=address,undefined   build with sanitizers (into build/san)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
@@ -66,7 +67,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .SECONDARY:
 
-.PHONY: FORCE all deps check unit integration lint install uninstall demo bench fuzz clean
+.PHONY: FORCE all deps check unit integration browser lint install uninstall demo bench fuzz clean
 
 all: $(CONTROLLER) $(AGENT)
 
@@ -114,12 +115,19 @@ check: lint
 	$(MAKE) unit
 	$(MAKE) SANITIZE=address,undefined unit
 	$(MAKE) integration
+	$(MAKE) browser
 
 unit: $(UNIT_BINS)
 	./tests/run-unit.sh $(UNIT_BINS)
 
 integration: all $(TOOL_BINS)
 	./tests/integration/run.sh $(abspath $(BUILD))
+
+# The dashboard in Debian's chromium (make deps) with playwright-core,
+# which run.sh installs from tests/browser/package-lock.json into
+# $(BUILD)/browser/ (npm ci, once); screenshots in $(BUILD)/screenshots/.
+browser: all
+	./tests/browser/run.sh $(abspath $(BUILD))
 
 # Functions we never call (after curl's banned list): unbounded string
 # writes, unchecked number parsing, and shell strings.

@@ -12,6 +12,15 @@ libcjson-dev libsqlite3-dev libmicrohttpd-dev libssl-dev zlib1g-dev"
 # (aiosmtpd, unprivileged, any port) and openssl for its test certificates.
 TESTS="libcmocka-dev sqlite3 git ca-certificates clang libclang-rt-14-dev jq public-inbox python3 curl
 python3-aiosmtpd openssl"
+# The dashboard's browser tests (tests/browser/): Debian's chromium, driven
+# by playwright-core (npm ci from tests/browser/package-lock.json into the
+# build directory, by the tests themselves).  node and npm come from
+# Debian's nodejs and npm only when there is no npm at all: a machine with
+# NodeSource's nodejs has npm inside it, and Debian's npm conflicts with it.
+BROWSER="chromium"
+if ! command -v npm >/dev/null 2>&1; then
+	BROWSER="$BROWSER nodejs npm"
+fi
 # Agent execution and its end-to-end tests: DPDK's build tools (meson,
 # ninja, ccache, pyelftools for pmdinfogen, libnuma), bubblewrap for the
 # sandbox, Debian's DPDK 22.11 binaries (captured outputs for the parsers)
@@ -40,7 +49,7 @@ if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then
 	SUDO=sudo
 fi
 
-want="$BUILD $TESTS $AGENT"
+want="$BUILD $TESTS $BROWSER $AGENT"
 missing=""
 for p in $want; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
