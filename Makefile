@@ -67,7 +67,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .SECONDARY:
 
-.PHONY: FORCE all deps check unit integration browser lint install uninstall demo bench fuzz clean
+.PHONY: FORCE all deps check unit integration browser screenshots lint install uninstall demo bench fuzz clean
 
 all: $(CONTROLLER) $(AGENT)
 
@@ -128,6 +128,12 @@ integration: all $(TOOL_BINS)
 # $(BUILD)/browser/ (npm ci, once); screenshots in $(BUILD)/screenshots/.
 browser: all
 	./tests/browser/run.sh $(abspath $(BUILD))
+
+# The README's pictures of the dashboard, as the browser tests took them.
+SCREENSHOTS := list series-log trends agents queue
+screenshots: browser
+	@mkdir -p tests/browser/screenshots
+	for s in $(SCREENSHOTS); do cp $(BUILD)/screenshots/$$s.png tests/browser/screenshots/; done
 
 # Functions we never call (after curl's banned list): unbounded string
 # writes, unchecked number parsing, and shell strings.

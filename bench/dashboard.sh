@@ -48,25 +48,11 @@ missing=""
 say() { echo "bench dashboard: $*"; }
 die() { echo "bench dashboard: $*" >&2; exit 1; }
 
-# The controller serves web/ once it knows "web_dir" (the dashboard's
-# server side); until then only the JSON is there to measure.
-web=', "web_dir": "'"$top/web"'"'
-printf '{ "db": "%s/probe.db", "data_dir": "%s", "web_dir": "%s/web" }\n' "$tmp" "$tmp" "$top" >"$tmp/probe.json"
-if ! "$CTL" --config "$tmp/probe.json" --check-config >/dev/null 2>"$tmp/probe.err"; then
-	if grep -q "field 'web_dir': unknown field" "$tmp/probe.err"; then
-		say "note: this controller does not know \"web_dir\" yet: no pages are served"
-		web=""
-	else
-		cat "$tmp/probe.err" >&2
-		die "the probe configuration is refused"
-	fi
-fi
-
 # start DIR: serve the store in DIR; $url is its API.
 start() {
 	cat >"$1/serve.json" <<EOF
 { "db": "$1/perfgate.db", "data_dir": "$1/state", "profiles_dir": "$top/profiles",
-  "profiles": ["demo.json"], "api": { "listen": "127.0.0.1:0" }$web }
+  "profiles": ["demo.json"], "api": { "listen": "127.0.0.1:0", "web_dir": "$top/web" } }
 EOF
 	"$CTL" --config "$1/serve.json" --log-level info serve >"$1/serve.log" 2>&1 &
 	pid=$!

@@ -189,8 +189,8 @@ export function sanitize(input, mode = 'line') {
 // ---- the controller ----------------------------------------------------------------
 
 // startController({dir, db, dataDir, profilesDir, webDir, adminToken, api}):
-// writes dir/controller.json (webDir null leaves "web_dir" out; api adds
-// members to the "api" section) and dir/admin-token (mode 0600), starts
+// writes dir/controller.json (webDir null leaves "api.web_dir" out; api
+// adds members to the "api" section) and dir/admin-token (mode 0600), starts
 // `serve` with its log in dir/ctl.log and waits for "api: listening on
 // http://127.0.0.1:PORT".  Returns {url, origin, config, log, proc, stop}.
 export async function startController(o) {
@@ -212,7 +212,7 @@ export async function startController(o) {
 	};
 	const webDir = o.webDir === undefined ? path.join(TOP, 'web') : o.webDir;
 	if (webDir !== null)
-		cfg.web_dir = webDir;
+		api.web_dir = webDir;
 	fs.writeFileSync(config, JSON.stringify(cfg, null, 2) + '\n');
 	run([CTL, '--config', config, '--check-config'], { stdio: ['ignore', 'ignore', 'pipe'] });
 
