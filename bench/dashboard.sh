@@ -11,6 +11,8 @@
 #   verdict        /api/v1/jobs/J/verdict of its two jobs, alternately
 #   trends         /api/v1/trends?host=...&metric=... of the key with the
 #                  most history points (3,333 at 10,000 series)
+#   trend_keys     /api/v1/trends: every key with history (the trends
+#                  page's lists: a scan of all history, 100,000 rows)
 # and prints p50/p99 (ms, curl's time_total) per query per store, the
 # ratio of the p99s (big / reference: how the reads scale) and the goal,
 # p99 < 50 ms on the big store, met or not.  Then the bytes of the series
@@ -107,7 +109,7 @@ timeit() {
 		      printf "%.2f %.2f\n", p50, v[i] }'
 }
 
-QUERIES="list list_filtered series verdict trends"
+QUERIES="list list_filtered series verdict trends trend_keys"
 for n in $ref $big; do
 	d="$tmp/s$n"
 	t0=$(date +%s)
@@ -133,6 +135,7 @@ for n in $ref $big; do
 		series) paths="/api/v1/series/$mid" ;;
 		verdict) paths=$(for j in $jobs; do printf '/api/v1/jobs/%s/verdict ' "$j"; done) ;;
 		trends) paths="/api/v1/trends?$key" ;;
+		trend_keys) paths="/api/v1/trends" ;;
 		esac
 		ok=1
 		for p in $paths; do
@@ -220,7 +223,9 @@ text = html.decode('utf-8', 'replace')
 todo = []
 for tag in re.findall(r'<(?:script|link)\b[^>]*>', text, re.I):
     m = re.search(r'\b(?:src|href)\s*=\s*["\']?([^"\'\s>]+)', tag, re.I)
-    if m and not re.search(r'\brel\s*=\s*["\']?(?:canonical|alternate)', tag, re.I):
+    # data: URLs are in the page already (the empty favicon).
+    if m and not m.group(1).startswith('data:') and \
+            not re.search(r'\brel\s*=\s*["\']?(?:canonical|alternate)', tag, re.I):
         todo.append((m.group(1), page))
 seen, assets, n_assets = set(), [], 0
 while todo:

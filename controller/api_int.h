@@ -60,6 +60,7 @@
 #define API_SEEN_INTERVAL_S 10		/* agents.last_seen is written this often */
 #define API_SEEN_SLOTS 4096
 #define API_POOL_WAIT_MS 5000		/* for a read connection, then 503 */
+#define API_READ_MMAP "1073741824"	/* bytes of the store a read connection maps */
 #define API_LOG_MAX_BYTES (256LL << 20)	/* one stage's log */
 #define API_LIST_LIMIT_DEFAULT 100
 #define API_LIST_LIMIT_MAX 1000

@@ -195,7 +195,13 @@ static int api_pool_open(struct api_pool *p, const char *db, size_t n, struct pg
 	for (; p->n < n; p->n++) {
 		if (store_open(&p->all[p->n], db, err) < 0)
 			goto fail;
+		/* The dashboard's reads walk pages all over a big store (a
+		 * trend's points, a job's samples): mapped, they are read
+		 * where they lie instead of copied into each connection's
+		 * small cache. */
 		if (store_exec(p->all[p->n], "PRAGMA query_only = 1", "read-only connection",
+			       err) < 0 ||
+		    store_exec(p->all[p->n], "PRAGMA mmap_size = " API_READ_MMAP, "map the store",
 			       err) < 0) {
 			p->n++;
 			goto fail;

@@ -458,15 +458,19 @@ static bool fill_trend_key(cJSON *o, sqlite3_stmt *stmt)
 	STORE_TEXT((k)->host), STORE_TEXT((k)->tree), STORE_TEXT((k)->branch), \
 	STORE_TEXT((k)->build_mode), STORE_TEXT((k)->benchmark), STORE_TEXT((k)->metric)
 
-/* The GROUP BY walks history_trend in its order; the host class is the
- * one of the key's latest job still in the store.  where: "" or
- * TREND_WHERE. */
+/* The GROUP BY reads history_trend alone (every column it needs is in
+ * the index); the unit and the host class come from each key's latest
+ * row, one index step each.  where: "" or TREND_WHERE. */
+#define TREND_LATEST(col) \
+	"(SELECT l." col " FROM history l WHERE l.host = k.host AND l.tree = k.tree" \
+	" AND l.branch = k.branch AND l.build_mode = k.build_mode AND l.benchmark = k.benchmark" \
+	" AND l.metric = k.metric ORDER BY l.measured_at DESC, l.id DESC LIMIT 1)"
 #define TREND_KEY_SQL(where) \
-	"SELECT k.host, (SELECT j.host_class FROM jobs j WHERE j.id = k.jid), k.tree," \
-	" k.branch, k.build_mode, k.benchmark, k.metric, k.unit, k.n, k.last FROM" \
+	"SELECT k.host, (SELECT j.host_class FROM jobs j WHERE j.id = " TREND_LATEST("job_id") ")," \
+	" k.tree, k.branch, k.build_mode, k.benchmark, k.metric, " TREND_LATEST("unit") "," \
+	" k.n, k.last FROM" \
 	" (SELECT h.host, h.tree, h.branch, h.build_mode, h.benchmark, h.metric," \
-	" max(h.unit) AS unit, count(*) AS n, max(h.measured_at) AS last, max(h.job_id) AS jid" \
-	" FROM history h" where \
+	" count(*) AS n, max(h.measured_at) AS last FROM history h" where \
 	" GROUP BY h.host, h.tree, h.branch, h.build_mode, h.benchmark, h.metric) k"
 
 int api_view_trend_keys(struct store *st, cJSON **out, struct pg_err *err)
