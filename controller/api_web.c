@@ -97,7 +97,8 @@ static void api_web_file(struct api_server *srv, struct api_req *r, unsigned int
 	}
 	fd = pg_open_beneath(srv->web_dir, rel, O_RDONLY | O_NONBLOCK, 0, &err);
 	if (fd < 0) {
-		if (err.code == PG_ENOTFOUND)
+		/* A link planted in the web directory is no file of ours. */
+		if (err.code == PG_ENOTFOUND || err.code == PG_EINVAL)
 			api_reply_error(r, 404, "no such file: /%s", rel);
 		else
 			api_reply_err(r, &err);

@@ -448,8 +448,13 @@ jq_is "$TMP/body" '.total' 1
 jq_is "$TMP/body" '.series[0].title' mempool
 "$CTL" --config "$TMP/c.json" series show 1 --json >"$TMP/show.json" 2>/dev/null || fail "series show"
 expect 200 GET /api/v1/series/1 -
-jq -S 'del(.runs)' "$TMP/body" >"$TMP/api.json"
+# The same series, plus what the dashboard's page adds (runs, versions,
+# checks, each patch's links).
+jq -S 'del(.runs, .versions, .checks) | .patches |= map(del(.archive_url, .patchwork_url))' \
+	"$TMP/body" >"$TMP/api.json"
 jq -S . "$TMP/show.json" | diff -u - "$TMP/api.json" || fail "the API's series differs from series show"
+jq_is "$TMP/body" '.patches | map("\(.archive_url)/\(.patchwork_url)") | join(",")' null/null,null/null
+jq_is "$TMP/body" '.versions | map("\(.id):v\(.version)") | join(",")' 1:v1
 jq_is "$TMP/body" '[.runs[].id] | join(",")' 1,2
 jq_is "$TMP/body" '.runs[0].jobs | map("\(.id):\(.state)") | join(",")' 1:done,2:cancelled
 jq_is "$TMP/body" '.rechecks | length' 2
