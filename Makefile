@@ -67,7 +67,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .SECONDARY:
 
-.PHONY: FORCE all deps check unit integration browser screenshots lint install uninstall demo bench fuzz clean
+.PHONY: FORCE all deps check unit integration browser screenshots lint install uninstall demo demo-clean bench fuzz clean
 
 all: $(CONTROLLER) $(AGENT)
 
@@ -111,7 +111,9 @@ deps:
 	./scripts/deps.sh
 
 # The README's test command.
-check: lint
+# Installs what the tests need first (make deps does nothing when all is
+# there), so that a fresh machine needs only this command.
+check: deps lint
 	$(MAKE) unit
 	$(MAKE) SANITIZE=address,undefined unit
 	$(MAKE) integration
@@ -177,6 +179,11 @@ bench: all $(BENCH_BINS) $(TOOL_BINS)
 
 demo:
 	./scripts/demo.sh
+
+# The demo's state: the agent's build directories and ccache, the store,
+# the archive and the logs (var/demo).
+demo-clean:
+	rm -rf var/demo
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/perfgate \
