@@ -2,8 +2,8 @@
 # Make the demo's patch mails, patches/samples/demo/: eight mbox files, in
 # the order a mailing list would receive them, made with `git format-patch`
 # against the DPDK 22.11 tree of scripts/dpdk-tree.sh (its main commit, the
-# same id on every machine), and the README that says what each is and
-# what verdict the demo expects.
+# same id on every machine), the README that says what each is and what
+# verdict the demo expects, and `expected`, the same for make demo.
 #
 #   scripts/demo-series.sh [OUTDIR]      default patches/samples/demo
 #
@@ -14,7 +14,8 @@
 # GIT_CONFIG_NOSYSTEM=1, HOME in a temporary directory and no GIT_*
 # variable from outside, so that no configuration leaks in.  Two runs give
 # the same bytes (tests/integration/t_demo_series.sh compares a fresh run
-# with the committed files).  OUTDIR's *.mbox and README.md are replaced.
+# with the committed files).  OUTDIR's *.mbox, README.md and expected (what
+# `make demo` checks each series against) are replaced.
 # KEEP=1 keeps the temporary directory (the author's clone) to look at.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -556,4 +557,26 @@ later.  04 ends at the apply and 05 at the patched build: no benchmark
 runs for either.
 EOF
 } >"$out/README.md"
+
+# What the demo expects of each series, for scripts/demo_watch.py (the
+# README above says the same for people).
+cat >"$out/expected" <<'EOF'
+# What the demo expects of each of its series (scripts/demo_watch.py reads
+# this; make demo exits 1 naming any series that gets something else):
+#   MESSAGE-ID   STATES   LABEL
+# STATES: the check states it may end in, "|" between them, each
+# optionally ":WHY" (the job verdict's reason: regression, build-failure,
+# apply-failure, noisy...), or "superseded".  On this shared VM a series
+# that changes nothing may be called noisy rather than passed: the verdict
+# says so instead of guessing.
+<20261102090000.2101-1-ines.moreau@example.org>     success|warning:noisy   01 harmless: a comment only
+<20261102113000.2202-1-tomas.lindqvist@example.com> fail:regression         02 slowdown of the mempool fast path
+<20261103100000.2303-0-priya.raman@example.net>     superseded              03 v1 of a series, superseded by 07
+<20261103150000.2404-1-kenji.watanabe@example.org>  warning:apply-failure   04 does not apply
+<20261104090000.2505-1-olga.petrenko@example.com>   fail:build-failure      05 breaks the build
+<20261104140000.2606-1-marco.bianchi@example.net>   success|warning:noisy   06 depends on 01
+<20261105100000.2707-0-priya.raman@example.net>     success|warning:noisy   07 v2 of 03
+# 08 is a reply to 01 asking for a recheck: 01 then has two runs.
+recheck <20261102090000.2101-1-ines.moreau@example.org> 2
+EOF
 echo "$out"

@@ -69,10 +69,11 @@ for d in inbox mails state spool logs; do rm -rf "${state:?}/$d"; done
 mkdir -p "$state/mails" "$state/logs" "$state/inbox"
 
 step "a mailing-list archive of the demo series (public-inbox, $samples)"
+ls "$samples"/[0-9]*.mbox >/dev/null 2>&1 || die "no demo series in $samples (scripts/demo-series.sh makes them)"
 # One directory of mails per series file; the list receives them in file
 # order, the v2 (07) once its v1 is planned and the recheck request (08)
 # once the series it asks about has its verdict (demo_watch.py).
-"$PY" - "$state/mails" "$samples"/*.mbox <<'PY'
+"$PY" - "$state/mails" "$samples"/[0-9]*.mbox <<'PY'
 import mailbox, os, sys
 out, n = sys.argv[1], 0
 for path in sys.argv[2:]:
@@ -133,7 +134,7 @@ pw="http://127.0.0.1:$(sed -n 's/^listening on //p' "$state/logs/patchwork.out")
 # Patchwork learns the patches from the list as the real one would; the
 # fake is told them: each series file of the demo is one Patchwork series
 # (patch and cover ids 1001, 1002, ... in mail order).
-"$PY" - "$pw" "$samples"/*.mbox <<'PY'
+"$PY" - "$pw" "$samples"/[0-9]*.mbox <<'PY'
 import json, mailbox, re, sys, urllib.request
 pw, pid, n = sys.argv[1], 1000, 0
 for path in sys.argv[2:]:

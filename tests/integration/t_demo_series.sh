@@ -64,7 +64,7 @@ HOME=$TMP/home GIT_AUTHOR_NAME=Leak GIT_COMMITTER_DATE=2001-01-01T00:00:00Z TZ=A
 	scripts/demo-series.sh "$TMP/gen" >"$TMP/gen.out" 2>&1 || { cat "$TMP/gen.out"; fail "demo-series.sh failed"; }
 diff -r "$D" "$TMP/gen" >"$TMP/gen.diff" ||
 	{ head -n 40 "$TMP/gen.diff"; fail "patches/samples/demo is not what scripts/demo-series.sh makes (run it and commit)"; }
-want=$(for f in $FILES; do echo "$f.mbox"; done; echo README.md)
+want=$(for f in $FILES; do echo "$f.mbox"; done; echo README.md; echo expected)
 [ "$(ls "$D" | sort)" = "$(echo "$want" | sort)" ] || fail "patches/samples/demo holds other files: $(ls "$D")"
 for f in $FILES; do
 	[ "$f" = 08-recheck ] && continue
