@@ -201,9 +201,9 @@ cat >"$state/agent.json" <<EOF
   "profiles_dir": "profiles", "lease_wait_s": 5, "runner": "dpdk" }
 EOF
 if [ -z "$(find "$work" -name build.ninja 2>/dev/null | head -n 1)" ]; then
-	echo "    the first builds are cold: DPDK takes about 9 minutes per build mode on 2"
-	echo "    cores (base and patched share ccache); every later job rebuilds what its"
-	echo "    patch touches, in seconds to a minute"
+	echo "    the first builds are cold: a few minutes per build mode on 2 cores with"
+	echo "    the demo's options (base and patched share ccache); every later job"
+	echo "    rebuilds what its patch touches, in seconds to a minute"
 else
 	echo "    build directories and ccache of an earlier run are reused"
 fi

@@ -237,6 +237,8 @@ def report(url, patchwork, spool, expected):
         for run in d['runs']:
             verdicts = {j['id']: job_why(url, j['id']) for j in run['jobs']}
             state, why = run_state(url, run, verdicts.values())
+            if run['reason'] == 'recheck':
+                print(f'{"":<7} {"(run " + str(run["id"]) + ", a recheck:)":<44}')
             for j in run['jobs']:
                 v = verdicts[j['id']]
                 ctx = clean(j['context'], 26)
@@ -244,8 +246,6 @@ def report(url, patchwork, spool, expected):
                 print(f'{d["id"]:<7} {title:<44} {ctx:<26} {clean(j["build_mode"], 20):<20} '
                       f'{(v["state"] if v else j["state"]):<8} {summary}')
                 title = ''
-            if run['reason'] == 'recheck':
-                print(f'{"":<7} {"(run " + str(run["id"]) + ": a recheck)":<44}')
             if not allowed(state, why, allow):
                 problems.append(f'{label} (series {d["id"]}, run {run["id"]}): {state}'
                                 f'{":" + why if why else ""}, expected {"|".join(allow)}')
