@@ -29,6 +29,18 @@ bool vw_int(cJSON *o, const char *key, sqlite3_stmt *stmt, int i)
 	return cJSON_AddNumberToObject(o, key, (double)sqlite3_column_int64(stmt, i)) != NULL;
 }
 
+bool vw_real(cJSON *o, const char *key, sqlite3_stmt *stmt, int i)
+{
+	return cJSON_AddNumberToObject(o, key, sqlite3_column_double(stmt, i)) != NULL;
+}
+
+bool vw_real_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i)
+{
+	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
+		return cJSON_AddNullToObject(o, key) != NULL;
+	return vw_real(o, key, stmt, i);
+}
+
 bool vw_bool(cJSON *o, const char *key, bool v)
 {
 	return cJSON_AddBoolToObject(o, key, v) != NULL;

@@ -123,6 +123,23 @@ static void merge_first(cJSON *o, cJSON *arr)
 	cJSON_Delete(arr);
 }
 
+/* A leased or running job object (holding "id") gets its "series",
+ * "run", "build_mode", "host_class", its attempt's "started_at",
+ * "elapsed_s" and "eta_s": the agents and the queue show the same. */
+static int add_running(struct store *st, cJSON *job, int64_t now, struct pg_err *err)
+{
+	cJSON *extra = NULL;
+
+	if (vw_list(st, "running job",
+		    "SELECT r.series_id, j.run_id, j.build_mode, j.host_class, a.started_at"
+		    " FROM jobs j JOIN runs r ON r.id = j.run_id LEFT JOIN attempts a"
+		    " ON a.job_id = j.id AND a.attempt = j.attempt WHERE j.id = ?1",
+		    STORE_ARGS(STORE_INT(num(job, "id"))), fill_running, &extra, err) < 0)
+		return -1;
+	merge_first(job, extra);
+	return add_times(st, job, now, err);
+}
+
 int api_view_agents_dash(struct store *st, int64_t now, int64_t online_window_s, cJSON **out,
 			 struct pg_err *err)
 {
@@ -131,7 +148,7 @@ int api_view_agents_dash(struct store *st, int64_t now, int64_t online_window_s,
 	if (api_view_agents(st, now, online_window_s, out, err) < 0)
 		return -1;
 	cJSON_ArrayForEach(agent, *out) {
-		cJSON *job = cJSON_GetObjectItemCaseSensitive(agent, "job"), *extra = NULL;
+		cJSON *job = cJSON_GetObjectItemCaseSensitive(agent, "job");
 		const char *state = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(agent, "enabled"))
 					    ? "disabled"
 				    : !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(agent, "online"))
@@ -142,18 +159,8 @@ int api_view_agents_dash(struct store *st, int64_t now, int64_t online_window_s,
 			nomem(err, "agents");
 			goto fail;
 		}
-		if (cJSON_IsObject(job)) {
-			if (vw_list(st, "agent's job",
-				    "SELECT r.series_id, j.run_id, j.build_mode, j.host_class,"
-				    " a.started_at FROM jobs j JOIN runs r ON r.id = j.run_id"
-				    " LEFT JOIN attempts a ON a.job_id = j.id AND a.attempt = j.attempt"
-				    " WHERE j.id = ?1", STORE_ARGS(STORE_INT(num(job, "id"))),
-				    fill_running, &extra, err) < 0)
-				goto fail;
-			merge_first(job, extra);
-			if (add_times(st, job, now, err) < 0)
-				goto fail;
-		}
+		if (cJSON_IsObject(job) && add_running(st, job, now, err) < 0)
+			goto fail;
 		if (vw_add_rows(st, agent, "recent",
 				"SELECT a.job_id, a.attempt, a.outcome, j.context, a.started_at,"
 				" a.ended_at FROM attempts a JOIN jobs j ON j.id = a.job_id"
@@ -276,19 +283,9 @@ int api_view_queue(struct store *st, const struct profile_set *ps, int64_t now,
 			NULL, 0, vw_fill_job, err) < 0)
 		goto out;
 	running = cJSON_GetObjectItemCaseSensitive(*out, "running");
-	cJSON_ArrayForEach(job, running) {
-		cJSON *extra = NULL;
-
-		if (vw_list(st, "running job",
-			    "SELECT r.series_id, j.run_id, j.build_mode, j.host_class, a.started_at"
-			    " FROM jobs j JOIN runs r ON r.id = j.run_id LEFT JOIN attempts a"
-			    " ON a.job_id = j.id AND a.attempt = j.attempt WHERE j.id = ?1",
-			    STORE_ARGS(STORE_INT(num(job, "id"))), fill_running, &extra, err) < 0)
+	cJSON_ArrayForEach(job, running)
+		if (add_running(st, job, now, err) < 0)
 			goto out;
-		merge_first(job, extra);
-		if (add_times(st, job, now, err) < 0)
-			goto out;
-	}
 	rc = 0;
 out:
 	store_done(st, stmt);
@@ -407,7 +404,7 @@ static bool fill_sample(cJSON *o, sqlite3_stmt *stmt)
 	       vw_text(o, "benchmark", stmt, 2) &&
 	       vw_text(o, "metric", stmt, 3) &&
 	       vw_int(o, "repetition", stmt, 4) &&
-	       cJSON_AddNumberToObject(o, "value", sqlite3_column_double(stmt, 5)) &&
+	       vw_real(o, "value", stmt, 5) &&
 	       vw_text(o, "unit", stmt, 6);
 }
 
@@ -490,7 +487,7 @@ int api_view_trend_keys(struct store *st, cJSON **out, struct pg_err *err)
 static bool fill_point(cJSON *o, sqlite3_stmt *stmt)
 {
 	return vw_text(o, "commit", stmt, 0) &&
-	       cJSON_AddNumberToObject(o, "value", sqlite3_column_double(stmt, 1)) &&
+	       vw_real(o, "value", stmt, 1) &&
 	       vw_text(o, "unit", stmt, 2) &&
 	       vw_int(o, "samples", stmt, 3) &&
 	       vw_int(o, "measured_at", stmt, 4) &&
@@ -503,10 +500,8 @@ static bool fill_change(cJSON *o, sqlite3_stmt *stmt)
 {
 	return vw_text(o, "commit_before", stmt, 0) &&
 	       vw_text(o, "commit_after", stmt, 1) &&
-	       cJSON_AddNumberToObject(o, "effect", sqlite3_column_double(stmt, 2)) &&
-	       (sqlite3_column_type(stmt, 3) == SQLITE_NULL
-			? cJSON_AddNullToObject(o, "p") != NULL
-			: cJSON_AddNumberToObject(o, "p", sqlite3_column_double(stmt, 3)) != NULL) &&
+	       vw_real(o, "effect", stmt, 2) &&
+	       vw_real_or_null(o, "p", stmt, 3) &&
 	       vw_text(o, "state", stmt, 4) &&
 	       vw_int(o, "detected_at", stmt, 5);
 }

@@ -26,6 +26,8 @@ const char *vw_col_text(sqlite3_stmt *stmt, int i);
  * it does not parse). */
 bool vw_text(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
 bool vw_int(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
+bool vw_real(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
+bool vw_real_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
 bool vw_bool(cJSON *o, const char *key, bool v);
 bool vw_text_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
 bool vw_int_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
