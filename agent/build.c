@@ -469,8 +469,11 @@ static void count_line(struct build_ctx *ctx)
 {
 	long done, total;
 
-	if (build_ninja_line(ctx->line, ctx->line_len, &done, &total) == 1)
+	if (build_ninja_line(ctx->line, ctx->line_len, &done, &total) == 1) {
 		ctx->res->steps++;
+		if (ctx->spec->progress)
+			ctx->spec->progress(ctx->spec->arg, done, total);
+	}
 	ctx->line_len = 0;
 }
 

@@ -99,6 +99,9 @@ struct build_spec {
 	 * least every 100 ms (true: stop now, e.g. the job was cancelled). */
 	void (*log)(void *arg, const char *text, size_t len);
 	bool (*stopped)(void *arg);
+	/* Optional: ninja's "[N/M]" as it prints one (done N of total M; M
+	 * can grow when ninja regenerates), for the job's heartbeats. */
+	void (*progress)(void *arg, long done, long total);
 	void *arg;
 };
 

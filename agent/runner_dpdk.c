@@ -251,6 +251,17 @@ static void runner_build_log(void *arg, const char *text, size_t len)
 	job_log(a->j, a->stage, text, len);
 }
 
+/* ninja's [N/M] as the stage's progress: a cold build's 2,000-odd steps
+ * take minutes, and 0 % until the end says nothing. */
+static void runner_build_progress(void *arg, long done, long total)
+{
+	struct build_log_arg *a = arg;
+
+	if (total > 0 && done >= 0 && done <= total)
+		a->j->run->progress(a->j->run->arg, a->stage,
+				    (int)((double)done * 100.0 / (double)total));
+}
+
 static bool runner_build_stopped(void *arg)
 {
 	struct build_log_arg *a = arg;
@@ -441,6 +452,7 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 	b.sandbox = j->sandbox;
 	b.log = runner_build_log;
 	b.stopped = runner_build_stopped;
+	b.progress = runner_build_progress;
 	b.arg = &la;
 	j->run->progress(j->run->arg, stage, 0);
 	if (build_dpdk(&b, &j->build[side], err) < 0)

@@ -263,6 +263,9 @@ struct fixture {
 	struct pg_buf streamed;
 	int stop_polls;		/* stop after this many polls; 0: never */
 	int polls;
+	long progress_calls;	/* spec.progress: how often, and the last */
+	long last_done, last_total;
+	bool progress_backwards;	/* done went down within one total */
 };
 
 static void write_text(const char *dir, const char *name, const char *text)
@@ -329,6 +332,17 @@ static void on_log(void *arg, const char *text, size_t len)
 	assert_int_equal(pg_buf_add(&f->streamed, text, len), 0);
 }
 
+static void on_progress(void *arg, long done, long total)
+{
+	struct fixture *f = arg;
+
+	if (f->progress_calls && total == f->last_total && done < f->last_done)
+		f->progress_backwards = true;
+	f->progress_calls++;
+	f->last_done = done;
+	f->last_total = total;
+}
+
 static bool on_stopped(void *arg)
 {
 	struct fixture *f = arg;
@@ -349,6 +363,8 @@ static int run(struct fixture *f, const char *options, const char *c_args,
 
 	(void)unlink(f->log);
 	pg_buf_reset(&f->streamed);
+	f->progress_calls = f->last_done = f->last_total = 0;
+	f->progress_backwards = false;
 	memset(&spec, 0, sizeof(spec));
 	spec.src_dir = f->src;
 	spec.build_dir = f->build;
@@ -360,6 +376,7 @@ static int run(struct fixture *f, const char *options, const char *c_args,
 	spec.timeout_s = timeout_s;
 	spec.log = on_log;
 	spec.stopped = on_stopped;
+	spec.progress = on_progress;
 	spec.arg = f;
 	rc = build_dpdk(&spec, res, err);
 	if (rc == 0) {
@@ -400,6 +417,11 @@ static void test_build_flow(void **state)
 	assert_string_equal(res.setup, "fresh");
 	assert_true(res.setup_ran);
 	assert_true(res.steps >= 2);	/* compile, link */
+	/* Progress once per ninja step, ending at [M/M]. */
+	assert_int_equal(f->progress_calls, res.steps);
+	assert_false(f->progress_backwards);
+	assert_true(f->last_total >= 2);
+	assert_int_equal(f->last_done, f->last_total);
 	assert_string_equal(res.version, "1.2.3");
 	assert_false(res.version_mismatch);
 	assert_null(res.failed_step);
@@ -418,6 +440,7 @@ static void test_build_flow(void **state)
 	assert_string_equal(res.setup, "none");
 	assert_false(res.setup_ran);
 	assert_int_equal(res.steps, 0);
+	assert_int_equal(f->progress_calls, 0);
 	assert_non_null(strstr(res.tail, "ninja: no work to do."));
 	build_result_release(&res);
 
