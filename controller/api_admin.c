@@ -12,6 +12,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "outbox.h"
 
 #define API_RECHECK_CONTEXTS_MAX 256
 #define API_CANCEL_REASON "cancelled by an administrator"
@@ -193,7 +194,14 @@ static void api_run_cancel(struct api_worker *w, struct api_req *r, int64_t now)
 	cJSON *o;
 
 	memset(&count, 0, sizeof(count));
-	if (sched_cancel_job(w->st, r->route.id, reason, now, &count, &err) < 0) {
+	/* One transaction: the jobs and, when the job was its context's last,
+	 * the final check that says so. */
+	if (store_begin(w->st, &err) < 0 ||
+	    sched_cancel_job_tx(w->st, r->route.id, reason, now, &count, &err) < 0 ||
+	    (count.queued + count.active > 0 &&
+	     outbox_settle_cancelled_tx(w->st, 0, count.run_id, reason, now, NULL, &err) < 0) ||
+	    store_commit(w->st, &err) < 0) {
+		store_rollback(w->st);
 		api_reply_err(r, &err);
 		return;
 	}

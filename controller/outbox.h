@@ -141,6 +141,31 @@ int outbox_queue_check_tx(struct store *st, int64_t run_id, const char *context,
 			  struct pg_err *err);
 
 /*
+ * The final check of a context that will never be decided: its run was
+ * cancelled (the series superseded by a newer version: no verdict is made
+ * for a cancelled run, even of jobs already done), or every job of it was
+ * (an administrator's cancel).  In the caller's transaction (the one that
+ * cancelled the jobs), so that no pending check stays pending forever.
+ *
+ * For each context of series_id (or of any series when it is 0), of run
+ * run_id only when it is > 0 (one of the two must be given), that
+ * has a pending row not cancelled, no final row, and a cancelled run or
+ * no job other than cancelled ones: a "warning" row, "Performance Testing NOT TESTED: why"
+ * (why cut at a character boundary to fit PG_PW_DESCRIPTION_MAX), on the
+ * patches and with the target URL of the pending check, as
+ * outbox_queue_check_tx() queues it.  A pending row not delivered yet is
+ * then cancelled by the delivery pass, as for any final row, so Patchwork
+ * sees either nothing but the warning or the pending check and then the
+ * warning.  No mail: nothing was tested.
+ *
+ * *queued (may be NULL) gets the number of rows added.  Returns 0, or -1
+ * with err (PG_EINVAL for an empty why, a store error).
+ */
+int outbox_settle_cancelled_tx(struct store *st, int64_t series_id, int64_t run_id,
+			       const char *why, int64_t now_s, unsigned int *queued,
+			       struct pg_err *err);
+
+/*
  * Queue the test-report mail of a context of a run, in the caller's
  * transaction (as above).  Nothing is queued (0) when mail is not enabled.
  *

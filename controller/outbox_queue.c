@@ -223,6 +223,91 @@ out:
 	return rc;
 }
 
+/* ---- contexts that were cancelled ------------------------------------ */
+
+#define NOT_TESTED "Performance Testing NOT TESTED: "
+
+int outbox_settle_cancelled_tx(struct store *st, int64_t series_id, int64_t run_id,
+			       const char *why, int64_t now_s, unsigned int *queued,
+			       struct pg_err *err)
+{
+	static const char what[] = "list cancelled contexts";
+	struct { int64_t run; char *ctx; } *list = NULL;
+	char desc[PG_PW_DESCRIPTION_MAX + 1];
+	size_t n = 0, cap = 0, room = sizeof(desc) - sizeof(NOT_TESTED), len;
+	sqlite3_stmt *q = NULL;
+	int rc = -1, step;
+
+	if (queued)
+		*queued = 0;
+	if (!why || !*why || (series_id <= 0 && run_id <= 0)) {
+		pg_err_set(err, PG_EINVAL, "settle cancelled checks: no reason, or no series or run");
+		goto out;
+	}
+	/* The reason cut at a character boundary (it is UTF-8 or ASCII). */
+	len = strlen(why);
+	if (len > room) {
+		len = room;
+		while (len > 0 && ((unsigned char)why[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(desc, NOT_TESTED, sizeof(NOT_TESTED) - 1);
+	memcpy(desc + sizeof(NOT_TESTED) - 1, why, len);
+	desc[sizeof(NOT_TESTED) - 1 + len] = '\0';
+	if (store_prepare(st, &q,
+			  "SELECT DISTINCT c.run_id, c.context FROM check_outbox c"
+			  " WHERE (?1 <= 0 OR c.series_id = ?1) AND (?2 <= 0 OR c.run_id = ?2)"
+			  " AND c.state = 'pending' AND c.delivery <> 'cancelled'"
+			  " AND NOT EXISTS (SELECT 1 FROM check_outbox f WHERE f.run_id = c.run_id"
+			  "  AND f.context = c.context AND f.state <> 'pending')"
+			  " AND (EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id"
+			  "  AND r.state = 'cancelled')"
+			  " OR NOT EXISTS (SELECT 1 FROM jobs j WHERE j.run_id = c.run_id"
+			  "  AND j.context = c.context AND j.state <> 'cancelled'))"
+			  " ORDER BY c.run_id, c.context", what, err) < 0 ||
+	    store_bind(q, STORE_ARGS(STORE_INT(series_id), STORE_INT(run_id)), what, err) < 0)
+		goto out;
+	while ((step = store_step(q, what, err)) == 1) {
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 4;
+			void *nl = reallocarray(list, nc, sizeof(*list));
+
+			if (!nl) {
+				pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+				goto out;
+			}
+			list = nl;
+			cap = nc;
+		}
+		list[n].run = sqlite3_column_int64(q, 0);
+		if (outbox_col_dup(q, 1, &list[n].ctx, err) < 0)
+			goto out;
+		n++;
+	}
+	if (step < 0)
+		goto out;
+	sqlite3_finalize(q);
+	q = NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned int k = 0;
+
+		if (outbox_queue_check_tx(st, list[i].run, list[i].ctx, "warning", desc, NULL,
+					  PROFILE_POST_LAST_PATCH, now_s, &k, err) < 0)
+			goto out;
+		if (queued)
+			*queued += k;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	for (size_t i = 0; i < n; i++)
+		free(list[i].ctx);
+	free(list);
+	if (rc)
+		pg_err_prefix(err, "settle the checks of cancelled jobs");
+	return rc;
+}
+
 /* ---- mails ----------------------------------------------------------- */
 
 /* The series' last patch as the mail needs it. */

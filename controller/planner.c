@@ -15,6 +15,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "outbox.h"
 #include "sched.h"
 #include "time.h"
 #include "trees.h"
@@ -280,6 +281,9 @@ static int cancel_series(struct planner *pl, int64_t now, int64_t series_id,
 	/* The scheduler owns job states: its cancellation also ends the
 	 * open attempts and the unfinished runs. */
 	if (sched_cancel_series_tx(pl->st, series_id, why, now, &count, err) < 0)
+		return -1;
+	/* Its pending checks end too: nothing will decide them now. */
+	if (outbox_settle_cancelled_tx(pl->st, series_id, 0, why, now, NULL, err) < 0)
 		return -1;
 	*cancelled = (unsigned long)(count.queued + count.active);
 	pg_log_info(COMP, "series %lld: %s: %lld queued and %lld leased or running job(s) "

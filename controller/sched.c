@@ -1375,7 +1375,7 @@ static int sched_cancel_in(struct store *st, enum sched_scope scope, int64_t id,
 			   const char *reason, int64_t now, struct sched_cancel_count *count,
 			   struct pg_err *err)
 {
-	struct sched_cancel_count c = { 0, 0 };
+	struct sched_cancel_count c = { 0, 0, 0 };
 	struct sched_victim *list = NULL;
 	size_t n = 0;
 	int64_t exists;
@@ -1397,6 +1397,10 @@ static int sched_cancel_in(struct store *st, enum sched_scope scope, int64_t id,
 		pg_err_set(err, PG_ENOTFOUND, "no such %s", sched_scopes[scope].name);
 		goto out;
 	}
+	if (scope == SCHED_SCOPE_JOB &&
+	    store_query_int(st, "look up the job's run", "SELECT run_id FROM jobs WHERE id = ?1",
+			    STORE_ARGS(STORE_INT(id)), &c.run_id, err) < 0)
+		goto out;
 	if (sched_list_victims(st, scope, id, &list, &n, err) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -1485,6 +1489,18 @@ int sched_cancel_series_tx(struct store *st, int64_t series_id, const char *reas
 		memset(count, 0, sizeof(*count));
 	if (sched_cancel_in(st, SCHED_SCOPE_SERIES, series_id, reason, now, count, err) < 0) {
 		pg_err_prefix(err, "cancel series %lld", (long long)series_id);
+		return -1;
+	}
+	return 0;
+}
+
+int sched_cancel_job_tx(struct store *st, int64_t job_id, const char *reason, int64_t now,
+			struct sched_cancel_count *count, struct pg_err *err)
+{
+	if (count)
+		memset(count, 0, sizeof(*count));
+	if (sched_cancel_in(st, SCHED_SCOPE_JOB, job_id, reason, now, count, err) < 0) {
+		pg_err_prefix(err, "cancel job %lld", (long long)job_id);
 		return -1;
 	}
 	return 0;

@@ -339,6 +339,7 @@ struct sched_cancel_count {
 	int64_t queued;			/* queued jobs now cancelled */
 	int64_t active;			/* leased or running jobs now cancelled:
 					 * their next heartbeat answers cancel */
+	int64_t run_id;			/* a job's cancel: the job's run */
 };
 
 /*
@@ -366,6 +367,13 @@ int sched_cancel_series(struct store *st, int64_t series_id, const char *reason,
  * failure the caller rolls back. */
 int sched_cancel_series_tx(struct store *st, int64_t series_id, const char *reason,
 			   int64_t now, struct sched_cancel_count *count, struct pg_err *err);
+
+/* sched_cancel_job() inside the caller's open transaction (an
+ * administrator's cancel also settles the checks of a context it leaves
+ * without a job: outbox_settle_cancelled_tx()).  On failure the caller
+ * rolls back. */
+int sched_cancel_job_tx(struct store *st, int64_t job_id, const char *reason, int64_t now,
+			struct sched_cancel_count *count, struct pg_err *err);
 
 /*
  * sched_agent_update(), sched_lease(), sched_heartbeat() and

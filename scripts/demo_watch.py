@@ -170,9 +170,12 @@ def done(url, series, rechecks):
         s = find_series(url, msgid)
         if not s:
             return False
-        if s['state'] == 'superseded':
-            continue
         d = get(f'{url}/api/v1/series/{s["id"]}')
+        if s['state'] == 'superseded':
+            # Its run is cancelled; its checks end with a warning.
+            if any(c['delivery'] == 'queued' for c in d['checks']):
+                return False
+            continue
         if not d['runs'] or any(r['state'] not in ('done', 'cancelled') for r in d['runs']):
             return False
         if any(c['delivery'] == 'queued' for c in d['checks']):

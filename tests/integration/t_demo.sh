@@ -36,7 +36,9 @@ q() { sqlite3 "$db" "$1"; }
 expected=$PG_TOP/patches/samples/demo/expected
 
 # Each series, from the store: the context verdict of each of its runs is
-# one its line allows; a superseded series has no final check.
+# one its line allows; a superseded series' run, cancelled, ends with one
+# final warning that says so (its pending check was posted first, or not
+# at all).
 grep -v '^#' "$expected" | grep -v '^recheck ' | while read -r msgid allow label; do
 	[ -n "$msgid" ] || continue
 	m=$(printf '%s' "$msgid" | tr -d '<>')
@@ -47,8 +49,20 @@ grep -v '^#' "$expected" | grep -v '^recheck ' | while read -r msgid allow label
 	st=$(q "SELECT state FROM series WHERE id = $id")
 	if [ "$st" = superseded ]; then
 		echo "$allow" | grep -qw superseded || fail "$label: superseded, expected $allow"
-		[ "$(q "SELECT count(*) FROM check_outbox WHERE series_id = $id AND state <> 'pending'")" = 0 ] ||
-			fail "$label: a superseded series got a final check"
+		newer=$(q "SELECT id FROM series WHERE supersedes_id = $id")
+		for run in $(q "SELECT id FROM runs WHERE series_id = $id"); do
+			[ "$(q "SELECT state FROM runs WHERE id = $run")" = cancelled ] ||
+				fail "$label: run $run of a superseded series is not cancelled"
+			[ "$(q "SELECT count(*) FROM check_outbox WHERE run_id = $run AND state <> 'pending'")" = 1 ] ||
+				fail "$label: run $run: not one final check"
+			[ "$(q "SELECT state || ':' || description || ':' || delivery FROM check_outbox
+				WHERE run_id = $run AND state <> 'pending'")" = \
+			  "warning:Performance Testing NOT TESTED: superseded by series $newer:sent" ] ||
+				fail "$label: run $run: its final check does not say it was superseded"
+			[ "$(q "SELECT count(*) FROM check_outbox WHERE run_id = $run AND state = 'pending'
+				AND delivery NOT IN ('sent', 'cancelled')")" = 0 ] ||
+				fail "$label: run $run: a pending check neither sent nor cancelled"
+		done
 		continue
 	fi
 	runs=$(q "SELECT count(*) FROM runs WHERE series_id = $id")

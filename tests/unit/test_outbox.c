@@ -261,6 +261,79 @@ static void test_queue_check(void **state)
 	assert_int_equal(count(f, "SELECT count(*) FROM check_outbox"), 6);
 }
 
+/* A job of run, context CTX, in state (cancelled jobs get why). */
+static void add_job(struct fx *f, int64_t run, const char *mode, const char *state)
+{
+	sfx_sql(f->st, "INSERT INTO jobs (run_id, context, host_class, build_mode, state,"
+		" outcome_detail, created_at) VALUES (?1, '" CTX "', 'demo', ?2, ?3,"
+		" 'superseded by series 2', 100)",
+		STORE_ARGS(STORE_INT(run), STORE_TEXT(mode), STORE_TEXT(state)));
+}
+
+/* Contexts whose jobs were all cancelled end with a warning where their
+ * pending check went; others are left to their verdict. */
+static void test_settle_cancelled(void **state)
+{
+	struct fx *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char why[2000], desc[PG_PW_DESCRIPTION_MAX + 1];
+	unsigned int n = 99;
+
+	add_series(f, false);
+	add_pending(f, f->run1, f->patch[2]);
+	add_pending(f, f->run2, f->patch[2]);
+	add_job(f, f->run1, "release", "cancelled");
+	add_job(f, f->run1, "debug", "cancelled");
+	add_job(f, f->run2, "release", "cancelled");
+	add_job(f, f->run2, "debug", "queued");	/* run 2 still has work */
+	assert_int_equal(store_begin(f->st, &err), 0);
+	assert_int_equal(outbox_settle_cancelled_tx(f->st, f->series, 0, "superseded by series 2",
+						    300, &n, &err), 0);
+	assert_int_equal(store_commit(f->st, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(count(f, "SELECT count(*) FROM check_outbox WHERE run_id = 1"
+			       " AND state = 'warning' AND description = 'Performance Testing"
+			       " NOT TESTED: superseded by series 2' AND target_url = '" URL "'"
+			       " AND patch_id = (SELECT max(id) FROM patches) AND delivery = 'queued'"
+			       " AND created_at = 300"), 1);
+	assert_int_equal(count(f, "SELECT count(*) FROM check_outbox WHERE run_id = 2"
+			       " AND state <> 'pending'"), 0);
+	/* Once only. */
+	assert_int_equal(outbox_settle_cancelled_tx(f->st, f->series, 0, "again", 301, &n, &err),
+			 0);
+	assert_int_equal(n, 0);
+	/* Run 2's last job cancelled: settled by run, the long reason cut to
+	 * Patchwork's limit at a character boundary. */
+	sfx_sql(f->st, "UPDATE jobs SET state = 'cancelled' WHERE run_id = ?1",
+		STORE_ARGS(STORE_INT(f->run2)));
+	memset(why, 'x', sizeof(why));
+	memcpy(why + PG_PW_DESCRIPTION_MAX - 40, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 8);
+	why[sizeof(why) - 1] = '\0';
+	for (size_t i = 0; i < 7; i++) {
+		/* Shift the two-byte characters across the cut (the 992nd
+		 * byte of the reason is the second half of one). */
+		memmove(why + 1, why, sizeof(why) - 2);
+		why[0] = 'y';
+	}
+	assert_int_equal(outbox_settle_cancelled_tx(f->st, 0, f->run2, why, 302, &n, &err), 0);
+	assert_int_equal(n, 1);
+	sfx_text(f->st, "SELECT description FROM check_outbox WHERE id = ?1",
+		 store_last_id(f->st), desc, sizeof(desc));
+	assert_int_equal(strlen(desc), PG_PW_DESCRIPTION_MAX - 1);
+	assert_int_equal((unsigned char)desc[strlen(desc) - 1], 'x');
+	assert_int_equal(strncmp(desc, "Performance Testing NOT TESTED: yyyyyyyx", 40), 0);
+	/* A context with a final already, or without a pending check, or a
+	 * pending check that was cancelled: nothing. */
+	assert_int_equal(outbox_settle_cancelled_tx(f->st, f->series, f->run2, "x", 303, &n, &err),
+			 0);
+	assert_int_equal(n, 0);
+	/* No reason, no scope: refused. */
+	assert_int_equal(outbox_settle_cancelled_tx(f->st, f->series, 0, "", 303, &n, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_int_equal(outbox_settle_cancelled_tx(f->st, 0, 0, "x", 303, &n, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+}
+
 static void test_queue_mail(void **state)
 {
 	struct fx *f = *state;
@@ -522,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_strip_cc),
 		cmocka_unit_test(test_mail_refused),
 		cmocka_unit_test_setup_teardown(test_queue_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settle_cancelled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_mail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pass_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pass_lookup, setup, teardown),

@@ -776,6 +776,21 @@ static void test_superseded(void **state)
 	assert_string_equal(text + strlen("cancelled:"), want);
 	run_field(f, run, "state", text, sizeof(text));
 	assert_string_equal(text, "cancelled");
+	/* No verdict comes for a cancelled run: each pending check (intel's
+	 * on both patches, demo's on the last) gets its final warning, saying
+	 * why, on the same patch with the same target URL. */
+	snprintf(want, sizeof(want), "Performance Testing NOT TESTED: superseded by series %lld",
+		 (long long)v2);
+	assert_int_equal(count_where(f, "SELECT count(*) FROM check_outbox WHERE run_id = ?1"
+				     " AND state = 'pending'", run), 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM check_outbox f JOIN check_outbox p"
+			       " ON p.run_id = f.run_id AND p.context = f.context"
+			       " AND p.patch_id = f.patch_id AND p.state = 'pending'"
+			       " AND p.target_url IS f.target_url"
+			       " WHERE f.run_id = ?1 AND f.state = 'warning' AND f.description = ?2",
+			       STORE_ARGS(STORE_INT(run), STORE_TEXT(want))), 3);
+	assert_int_equal(count_where(f, "SELECT count(*) FROM check_outbox WHERE run_id = ?1",
+				     run), 6);
 	q_text(f, "SELECT state || ':' || reason FROM recheck_requests WHERE id = ?1",
 	       STORE_ARGS(STORE_INT(r)), text, sizeof(text));
 	assert_string_equal(text, "ignored:the series was superseded");

@@ -1123,7 +1123,7 @@ static void test_heartbeat_takes_lease_back(void **state)
 static void cancel_ok(struct fx *f, int which, int64_t id, int64_t now, int64_t want_queued,
 		      int64_t want_active)
 {
-	struct sched_cancel_count c = { -1, -1 };
+	struct sched_cancel_count c = { -1, -1, -1 };
 	struct pg_err err = PG_ERR_INIT;
 	int rc = which == 0 ? sched_cancel_job(f->st, id, "superseded by v2", now, &c, &err) :
 		 which == 1 ? sched_cancel_run(f->st, id, "superseded by v2", now, &c, &err) :
@@ -1133,6 +1133,12 @@ static void cancel_ok(struct fx *f, int which, int64_t id, int64_t now, int64_t 
 		fail_msg("cancel: %s", err.msg);
 	assert_int_equal(c.queued, want_queued);
 	assert_int_equal(c.active, want_active);
+	/* A job's cancel names its run, for the checks it may settle. */
+	if (which == 0)
+		assert_int_equal(c.run_id, sfx_int(f->st, "SELECT run_id FROM jobs WHERE id = ?1",
+						   STORE_ARGS(STORE_INT(id))));
+	else
+		assert_int_equal(c.run_id, 0);
 }
 
 static void test_cancel_job(void **state)
