@@ -46,9 +46,10 @@ static const char *const build_env_fixed[] = {
 struct build_ctx {
 	const struct build_spec *spec;
 	struct build_result *res;
-	const char *env[N_ENV_FIXED + 6];
+	const char *env[N_ENV_FIXED + 8];
 	char *env_ccache_dir;
 	char *env_ccache_base;
+	char *env_ccache_shared;
 	uint64_t start_ms;
 	uint64_t deadline_ms;		/* 0: none */
 	struct pg_buf tail;		/* up to 2 * BUILD_TAIL_MAX */
@@ -527,16 +528,27 @@ static int run_step(struct build_ctx *ctx, const char *step, char *const *argv,
 		    bool count_steps, uint64_t *ms, struct pg_err *err)
 {
 	const struct build_spec *spec = ctx->spec;
-	const char *rw[3] = { spec->build_dir, spec->ccache_readonly ? NULL : spec->ccache_dir,
-			      NULL };
-	const char *ro[3] = { spec->src_dir, spec->ccache_readonly ? spec->ccache_dir : NULL,
-			      NULL };
+	const char *rw[4] = { spec->build_dir, NULL, NULL, NULL };
+	const char *ro[4] = { spec->src_dir, NULL, NULL, NULL };
+	size_t nrw = 1, nro = 1;
 	struct sandbox_cmd cmd = { (const char *const *)argv, spec->build_dir, rw, ro, NULL };
 	struct pg_proc p = PG_PROC_INIT;
 	char **wrapped = NULL, desc[PG_PROC_DESC_MAX];
 	uint64_t now = now_ms();
 	int ret = -1;
 
+	if (spec->ccache_dir) {
+		if (spec->ccache_readonly)
+			ro[nro++] = spec->ccache_dir;
+		else
+			rw[nrw++] = spec->ccache_dir;
+		if (spec->ccache_shared_dir) {
+			if (spec->ccache_shared_readonly)
+				ro[nro++] = spec->ccache_shared_dir;
+			else
+				rw[nrw++] = spec->ccache_shared_dir;
+		}
+	}
 	say_command(ctx, argv);
 	if (ctx->deadline_ms && now >= ctx->deadline_ms) {
 		ctx->res->timed_out = true;
@@ -677,6 +689,58 @@ out:
 	return ret;
 }
 
+/* The bytes (allocated blocks) beneath the open directory dfd (closed
+ * here), not following links; stops counting once *total passes limit. */
+static int dir_bytes(int dfd, const char *top, int depth, uint64_t limit, uint64_t *total,
+		     struct pg_err *err)
+{
+	DIR *d;
+	struct dirent *e;
+	struct stat st;
+	int ret = -1;
+
+	if (depth > REMOVE_DEPTH_MAX) {
+		close(dfd);
+		return pg_err_set(err, PG_EINVAL, "size of '%s': nested too deep", top);
+	}
+	d = fdopendir(dfd);
+	if (!d) {
+		pg_err_errno(err, "size of '%s': open directory", top);
+		close(dfd);
+		return -1;
+	}
+	for (errno = 0; *total <= limit && (e = readdir(d)) != NULL; errno = 0) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)	/* a concurrent cleanup */
+				continue;
+			pg_err_errno(err, "size of '%s': stat '%s'", top, e->d_name);
+			goto out;
+		}
+		*total += (uint64_t)st.st_blocks * 512;
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(d), e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub < 0) {
+				pg_err_errno(err, "size of '%s': open '%s'", top, e->d_name);
+				goto out;
+			}
+			if (dir_bytes(sub, top, depth + 1, limit, total, err) < 0)
+				goto out;
+		}
+	}
+	if (errno) {
+		pg_err_errno(err, "size of '%s': read directory", top);
+		goto out;
+	}
+	ret = 0;
+out:
+	closedir(d);
+	return ret;
+}
+
 /* The build directory itself must not be a link: its contents are
  * removed as root. */
 static int clear_dir(const char *path, struct pg_err *err)
@@ -744,6 +808,7 @@ static int check_spec(const struct build_spec *s, struct pg_err *err)
 		{ "log_path", s->log_path, true },
 		{ "ccache_dir", s->ccache_dir, false },
 		{ "ccache_basedir", s->ccache_basedir, false },
+		{ "ccache_shared_dir", s->ccache_shared_dir, false },
 	};
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
@@ -754,6 +819,13 @@ static int check_spec(const struct build_spec *s, struct pg_err *err)
 			return pg_err_set(err, PG_EINVAL, "build: %s must be an absolute path",
 					  paths[i].name);
 	}
+	if (s->ccache_shared_dir &&
+	    (!s->ccache_dir || strspn(s->ccache_shared_dir, "abcdefghijklmnopqrstuvwxyz"
+				      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") !=
+			       strlen(s->ccache_shared_dir) ||
+	     strcmp(s->ccache_shared_dir, s->ccache_dir) == 0))
+		return pg_err_set(err, PG_EINVAL, "build: ccache_shared_dir needs a ccache_dir of "
+				  "its own and only [A-Za-z0-9/._+-] in its path");
 	if (!s->buildtype || !option_name_ok(s->buildtype))
 		return pg_err_set(err, PG_EINVAL, "build: buildtype '%s' is not a meson buildtype",
 				  s->buildtype ? s->buildtype : "(none)");
@@ -798,6 +870,22 @@ static int setup_env(struct build_ctx *ctx, struct pg_err *err)
 			ctx->env[n++] = "CCACHE_TEMPDIR=/tmp";
 			ctx->env[n++] = "CCACHE_NOSTATS=1";
 		}
+		if (ctx->spec->ccache_shared_dir) {
+			char url[PATH_MAX + 32];
+			int len = snprintf(url, sizeof(url), "file:%s%s", ctx->spec->ccache_shared_dir,
+					   ctx->spec->ccache_shared_readonly ? "|read-only" : "");
+
+			if (len < 0 || (size_t)len >= sizeof(url))
+				return pg_err_set(err, PG_EINVAL, "build: ccache_shared_dir too long");
+			ctx->env_ccache_shared = env_entry("CCACHE_SECONDARY_STORAGE", url);
+			if (!ctx->env_ccache_shared)
+				return pg_err_set(err, PG_ENOMEM, "build: out of memory");
+			ctx->env[n++] = ctx->env_ccache_shared;
+			/* Base builds put hits there too: a cache filled before
+			 * the shared one existed still reaches it. */
+			if (!ctx->spec->ccache_shared_readonly)
+				ctx->env[n++] = "CCACHE_RESHARE=1";
+		}
 	} else {
 		ctx->env[n++] = "CCACHE_DISABLE=1";
 	}
@@ -810,9 +898,36 @@ static int prepare_dirs(const struct build_spec *spec, struct pg_err *err)
 	if (sandbox_prepare_dir(spec->sandbox, spec->build_dir, true, err) < 0 ||
 	    (spec->ccache_dir &&
 	     sandbox_prepare_dir(spec->sandbox, spec->ccache_dir, true, err) < 0) ||
+	    (spec->ccache_dir && spec->ccache_shared_dir &&
+	     sandbox_prepare_dir(spec->sandbox, spec->ccache_shared_dir,
+				 !spec->ccache_shared_readonly, err) < 0) ||
 	    sandbox_prepare_dir(spec->sandbox, spec->src_dir, false, err) < 0)
 		return -1;
 	return 0;
+}
+
+/* A base build's shared cache emptied when it has grown past
+ * BUILD_SHARED_MAX: ccache never trims its file storage, and the next
+ * base builds fill it again (CCACHE_RESHARE). */
+static int trim_shared(struct build_ctx *ctx, struct pg_err *err)
+{
+	const struct build_spec *spec = ctx->spec;
+	uint64_t total = 0, max = spec->ccache_shared_max ? spec->ccache_shared_max :
+				  BUILD_SHARED_MAX;
+	int fd;
+
+	if (!spec->ccache_dir || !spec->ccache_shared_dir || spec->ccache_shared_readonly)
+		return 0;
+	fd = open(spec->ccache_shared_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return pg_err_errno(err, "open '%s'", spec->ccache_shared_dir);
+	if (dir_bytes(fd, spec->ccache_shared_dir, 0, max, &total, err) < 0)
+		return -1;
+	if (total <= max)
+		return 0;
+	say(ctx, "perfgate: ccache: the shared cache %s holds over %llu KiB: emptied",
+	    spec->ccache_shared_dir, (unsigned long long)(max >> 10));
+	return clear_dir(spec->ccache_shared_dir, err);
 }
 
 static int do_build(struct build_ctx *ctx, struct pg_err *err)
@@ -853,6 +968,8 @@ static int do_build(struct build_ctx *ctx, struct pg_err *err)
 		goto out;
 	}
 	if (prepare_dirs(spec, err) < 0)
+		goto out;
+	if (trim_shared(ctx, err) < 0)
 		goto out;
 
 	say(ctx, "perfgate: build DPDK %s (%s) from %s in %s with meson %s", res->version,
@@ -968,6 +1085,7 @@ out:
 	pg_buf_release(&ctx.pending);
 	free(ctx.env_ccache_dir);
 	free(ctx.env_ccache_base);
+	free(ctx.env_ccache_shared);
 	return ret;
 }
 

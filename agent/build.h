@@ -74,6 +74,9 @@
 #define BUILD_VERSION_MAX 32
 #define BUILD_OPTIONS_MAX 128
 #define BUILD_STAMP_SUFFIX ".setup.json"
+/* The most a shared cache may hold before a base build empties it
+ * (ccache does not trim its file storage itself). */
+#define BUILD_SHARED_MAX ((uint64_t)4 << 30)
 
 struct build_spec {
 	const char *src_dir;		/* absolute; the tree to build */
@@ -84,6 +87,18 @@ struct build_spec {
 	 * directory bound read-only in the sandbox): for a patched tree, so
 	 * that objects compiled from a patch never reach a base build. */
 	bool ccache_readonly;
+	/* Optional: a second cache that base builds fill and patched builds
+	 * only read (ccache's file storage, CCACHE_SECONDARY_STORAGE), so that
+	 * a patched build can keep a writable cache of its own (ccache_dir)
+	 * and still hit the objects of base builds: absolute, of
+	 * [A-Za-z0-9/._+-] only (it is written into ccache's URL).  Read-write
+	 * (ccache_shared_readonly false), every result goes to it, hits too
+	 * (CCACHE_RESHARE), and it is emptied first when it holds over
+	 * BUILD_SHARED_MAX bytes; read-only, it is bound read-only in the
+	 * sandbox. */
+	const char *ccache_shared_dir;
+	bool ccache_shared_readonly;
+	uint64_t ccache_shared_max;	/* 0: BUILD_SHARED_MAX */
 	const char *log_path;		/* appended to; its directory must exist */
 	const char *buildtype;		/* "release", "debugoptimized", ... */
 	/* {"name": "value", ...}: strings, names [a-z0-9_]+ other than

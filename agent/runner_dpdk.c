@@ -30,6 +30,9 @@
 #define RUNNER_LOG_CHUNK (64 * 1024)
 #define RUNNER_BUILD_TIMEOUT_S (3 * 60 * 60)
 #define RUNNER_SIDES 2
+/* A result's detail, and the part of a failed build's log tail in it. */
+#define RUNNER_DETAIL_MAX 8192
+#define RUNNER_DETAIL_TAIL 4096
 
 static const char *const runner_side_name[RUNNER_SIDES] = { "base", "patched" };
 static const char *const runner_hugepage_dev[] = { "/dev/hugepages", NULL };
@@ -397,7 +400,7 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 {
 	const char *stage = side ? "build-patched" : "build-base";
 	struct build_log_arg la = { j, stage };
-	char ccache[PATH_MAX], slot[160], log_path[PATH_MAX];
+	char ccache[PATH_MAX], shared[PATH_MAX], slot[160], log_path[PATH_MAX];
 	const char *targets[RUNNER_MAX_BENCH + 1];
 	const char *buildtype = NULL, *c_args = NULL;
 	const cJSON *opts = NULL;
@@ -417,10 +420,19 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 	free(dir);
 	if (n < 0 || (size_t)n >= sizeof(j->build_dir[side]))
 		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
-	/* One ccache per build type: debug info and -O levels never hit
-	 * across them anyway, and one per type stays small. */
-	n = snprintf(ccache, sizeof(ccache), "%s/ccache/%s", j->run->work_dir, buildtype);
+	/* One ccache per build type (debug info and -O levels never hit
+	 * across them anyway) and side: a patched build writes only its own
+	 * (TYPE-patched), so that nothing compiled from a patch reaches a
+	 * base build, and reads the base builds' objects from TYPE-shared,
+	 * which base builds fill.  A follow-up round or a second run of a
+	 * series that touches a header then hits its own objects instead of
+	 * compiling half of DPDK again. */
+	n = snprintf(ccache, sizeof(ccache), "%s/ccache/%s%s", j->run->work_dir, buildtype,
+		     side ? "-patched" : "");
 	if (n < 0 || (size_t)n >= sizeof(ccache))
+		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
+	n = snprintf(shared, sizeof(shared), "%s/ccache/%s-shared", j->run->work_dir, buildtype);
+	if (n < 0 || (size_t)n >= sizeof(shared))
 		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
 	n = snprintf(log_path, sizeof(log_path), "%s/%s.log", j->job_dir, stage);
 	if (n < 0 || (size_t)n >= sizeof(log_path))
@@ -441,7 +453,13 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 	b.build_dir = j->build_dir[side];
 	b.ccache_dir = ccache;
 	b.ccache_basedir = j->run->work_dir;
-	b.ccache_readonly = side == 1;
+	b.ccache_readonly = false;
+	/* ccache's URL takes no odd characters: such a work_dir goes without. */
+	if (strspn(shared, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") ==
+	    strlen(shared)) {
+		b.ccache_shared_dir = shared;
+		b.ccache_shared_readonly = side == 1;
+	}
 	b.log_path = log_path;
 	b.buildtype = buildtype;
 	b.meson_options = opts;
@@ -675,13 +693,35 @@ static void job_release(struct dpdk_job *j)
 	pg_buf_release(&j->failures);
 }
 
+/* The end of a failed build's log for the result's detail: its last
+ * RUNNER_DETAIL_TAIL bytes from a line's start, so that the detail
+ * (RUNNER_DETAIL_MAX) holds it with its first line; the whole log is the
+ * stage's. */
+static const char *runner_detail_tail(const char *tail)
+{
+	size_t n;
+
+	if (!tail)
+		return "";
+	n = strlen(tail);
+	if (n > RUNNER_DETAIL_TAIL) {
+		const char *nl;
+
+		tail += n - RUNNER_DETAIL_TAIL;
+		nl = strchr(tail, '\n');
+		if (nl && nl[1])
+			tail = nl + 1;
+	}
+	return tail;
+}
+
 int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		      struct pg_err *err)
 {
 	struct dpdk_job j;
 	struct pg_err jerr = PG_ERR_INIT;
 	const char *outcome = AGENT_OUTCOME_OK;
-	struct pg_buf detail = PG_BUF_INIT(8192);
+	struct pg_buf detail = PG_BUF_INIT(RUNNER_DETAIL_MAX);
 	int64_t t;
 	int rc = -1, r, n;
 
@@ -810,7 +850,7 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 			if (pg_buf_printf(&detail, "%s build failed%s%s:\n%s", runner_side_name[side],
 					  j.build[side].failed_step ? " in " : "",
 					  j.build[side].failed_step ? j.build[side].failed_step : "",
-					  j.build[side].tail ? j.build[side].tail : "") < 0)
+					  runner_detail_tail(j.build[side].tail)) < 0)
 				goto nomem;
 			goto result;
 		}
@@ -859,10 +899,15 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 result:
 	if (jerr.code != PG_OK && !detail.len && pg_buf_printf(&detail, "%s", jerr.msg) < 0)
 		goto nomem;
+	/* The warnings too, as far as they fit (the fingerprint has them
+	 * all). */
 	for (int i = 0; i < cJSON_GetArraySize(j.warnings); i++)
 		if (pg_buf_printf(&detail, "%swarning: %s", detail.len ? "; " : "",
-				  cJSON_GetArrayItem(j.warnings, i)->valuestring) < 0)
-			goto nomem;
+				  cJSON_GetArrayItem(j.warnings, i)->valuestring) < 0) {
+			if (errno != E2BIG)
+				goto nomem;
+			break;
+		}
 	res->fingerprint = job_fingerprint(&j);
 	if (!res->fingerprint || agent_result_set(res, outcome, "%s", pg_buf_str(&detail)) < 0)
 		goto nomem;

@@ -560,6 +560,30 @@ expect 200 POST /api/v1/jobs/3/result "$T1" '{"attempt": 1, "outcome": "ok", "sa
 	{"side": "base", "benchmark": "b", "metric": "m", "repetition": 0, "value": 1}]}'
 jq_is "$TMP/body" .status duplicate
 
+# ---- An admin cancel that leaves a context without a job settles its check ---
+
+# Run 1 still has job 1 (done) beside the cancelled job 2: nothing final.
+q_is "SELECT count(*) FROM check_outbox WHERE run_id = 1" 0
+# A run whose only job is cancelled: its pending check (posted) gets the
+# final warning with the reason, in the same call, where the pending went.
+q "INSERT INTO runs (id, series_id, reason, tree, branch, base_commit, created_at) VALUES
+	(3, 1, 'recheck', 'dpdk-demo', 'main', '0123456789abcdef0123456789abcdef01234567', 3);
+INSERT INTO jobs (id, run_id, context, host_class, build_mode, spec, priority, created_at)
+	VALUES (4, 3, '$CTX', 'demo', 'demo-release', '{\"format\":1}', -1, 4);
+INSERT INTO check_outbox (series_id, run_id, patch_id, context, state, description, target_url,
+	delivery, next_try, created_at, sent_at) SELECT 1, 3, id, '$CTX', 'pending',
+	'Performance Testing pending', 'http://ci.test/series/1', 'sent', 3, 3, 3
+	FROM patches WHERE series_id = 1 AND number = 2"
+expect 200 POST /api/v1/jobs/4/cancel "$A" '{"reason": "the lab host was re-imaged"}'
+jq_is "$TMP/body" .cancelled true
+q_is "SELECT state || '|' || description || '|' || target_url || '|' || delivery || '|' ||
+	(SELECT number FROM patches p WHERE p.id = c.patch_id) FROM check_outbox c
+	WHERE run_id = 3 AND state <> 'pending'" \
+	"warning|Performance Testing NOT TESTED: the lab host was re-imaged|http://ci.test/series/1|queued|2"
+expect 200 POST /api/v1/jobs/4/cancel "$A" '{}'
+jq_is "$TMP/body" .cancelled false
+q_is "SELECT count(*) FROM check_outbox WHERE run_id = 3" 2
+
 kill -TERM $pid
 wait $pid || fail "the controller exited $? on SIGTERM"
 pid=

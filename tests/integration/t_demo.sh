@@ -35,6 +35,16 @@ db=$state/state/perfgate.db
 q() { sqlite3 "$db" "$1"; }
 expected=$PG_TOP/patches/samples/demo/expected
 
+# No attempt ended as an infrastructure error: a build that breaks is a
+# build failure the first time (a long compiler error once overflowed the
+# result's detail and came back as "out of memory", three times).
+[ "$(q "SELECT count(*) FROM attempts WHERE outcome = 'infra-error'")" = 0 ] ||
+	fail "attempts ended infra-error: $(q "SELECT job_id || '/' || attempt || ': ' || substr(reason, 1, 200)
+		FROM attempts WHERE outcome = 'infra-error'")"
+[ "$(q "SELECT count(*) FROM attempts a JOIN jobs j ON j.id = a.job_id
+	WHERE j.outcome = 'patched-build-failure' AND a.attempt > 1")" = 0 ] ||
+	fail "a build failure was tried more than once"
+
 # Each series, from the store: the context verdict of each of its runs is
 # one its line allows; a superseded series' run, cancelled, ends with one
 # final warning that says so (its pending check was posted first, or not

@@ -29,6 +29,7 @@
 #include "err.h"
 #include "fsutil.h"
 #include "json.h"
+#include "proc.h"
 #include "rmtreefx.h"
 
 static cJSON *parse(const char *text)
@@ -692,6 +693,151 @@ static void test_build_dir_links(void **state)
 	assert_int_equal(unlink(f->build), 0);
 }
 
+/* --- the ccache of each side, and the shared one --- */
+
+static long files_found;
+
+static int count_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)path;
+	(void)st;
+	(void)ftw;
+	if (type == FTW_F)
+		files_found++;
+	return 0;
+}
+
+/* Regular files beneath dir; 0 when it does not exist. */
+static long count_files(const char *dir)
+{
+	files_found = 0;
+	if (access(dir, F_OK) == 0)
+		assert_int_equal(nftw(dir, count_file, 16, FTW_PHYS), 0);
+	return files_found;
+}
+
+/* One build with ccache: cache its own, shared as given. */
+static void cached_build(struct fixture *f, const char *build, const char *cache,
+			 const char *shared, bool shared_ro, uint64_t shared_max)
+{
+	struct build_result res = BUILD_RESULT_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	struct build_spec spec;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.src_dir = f->src;
+	spec.build_dir = build;
+	spec.ccache_dir = cache;
+	spec.ccache_basedir = f->dir;
+	spec.ccache_shared_dir = shared;
+	spec.ccache_shared_readonly = shared_ro;
+	spec.ccache_shared_max = shared_max;
+	spec.log_path = f->log;
+	spec.buildtype = "release";
+	spec.log = on_log;
+	spec.arg = f;
+	pg_buf_reset(&f->streamed);
+	if (build_dpdk(&spec, &res, &err) < 0)
+		fail_msg("build: %s", err.msg);
+	if (!res.ok)
+		fail_msg("build failed: %s\n%s", res.failed_step, res.tail);
+	build_result_release(&res);
+}
+
+/* ccache's own count of hits from the shared cache in cache. */
+static bool shared_hit(const char *cache)
+{
+	const char *argv[] = { "ccache", "--print-stats", NULL };
+	struct pg_proc p = PG_PROC_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	char env_dir[200];
+	const char *env[] = { env_dir, NULL };
+	bool hit;
+
+	snprintf(env_dir, sizeof(env_dir), "CCACHE_DIR=%s", cache);
+	p.argv = argv;
+	p.env_set = env;
+	p.tail_max = 64 * 1024;
+	assert_int_equal(pg_proc_run(&p, &err), 0);
+	assert_true(pg_proc_succeeded(&p));
+	hit = strstr(pg_buf_str(&p.tail), "\nremote_storage_hit\t1\n") != NULL;
+	pg_proc_release(&p);
+	return hit;
+}
+
+/*
+ * A base build fills its own cache and the shared one; a patched build
+ * with the shared one read-only gets the base's object from it, keeps it
+ * in its own cache and writes nothing to the shared one; the shared one
+ * is emptied by a base build once it is over its limit, then filled
+ * again, and never by a patched build.
+ */
+static void test_ccache_shared(void **state)
+{
+	struct fixture *f = *state;
+	char base_cache[160], patched_cache[160], shared[160], b1[160], b2[160];
+	struct pg_err err = PG_ERR_INIT;
+	long n_shared;
+
+	snprintf(base_cache, sizeof(base_cache), "%s/ccache/release", f->dir);
+	snprintf(patched_cache, sizeof(patched_cache), "%s/ccache/release-patched", f->dir);
+	snprintf(shared, sizeof(shared), "%s/ccache/release-shared", f->dir);
+	snprintf(b1, sizeof(b1), "%s/build-base", f->dir);
+	snprintf(b2, sizeof(b2), "%s/build-patched", f->dir);
+	assert_int_equal(pg_mkdir_p(shared, 0755, &err), 0);
+
+	cached_build(f, b1, base_cache, shared, false, 0);
+	n_shared = count_files(shared);
+	assert_true(n_shared >= 1);
+	assert_true(count_files(base_cache) >= 1);
+
+	cached_build(f, b2, patched_cache, shared, true, 0);
+	assert_int_equal(count_files(shared), n_shared);
+	assert_true(count_files(patched_cache) >= 1);
+	assert_true(shared_hit(patched_cache));
+
+	/* Over its limit (1 byte): emptied before the base build, which
+	 * fills it again. */
+	write_text(f->src, "hello.c", "#include <stdio.h>\nint main(void) { return 0; }\n");
+	cached_build(f, b1, base_cache, shared, false, 1);
+	assert_non_null(strstr(pg_buf_str(&f->streamed), "perfgate: ccache: the shared cache "));
+	assert_non_null(strstr(pg_buf_str(&f->streamed), " KiB: emptied\n"));
+	n_shared = count_files(shared);
+	assert_true(n_shared >= 1);
+	cached_build(f, b2, patched_cache, shared, true, 1);
+	assert_null(strstr(pg_buf_str(&f->streamed), "emptied"));
+	assert_int_equal(count_files(shared), n_shared);
+}
+
+/* A shared cache whose path ccache's URL cannot carry, or that is the
+ * build's own cache, is refused before anything runs. */
+static void test_ccache_shared_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct build_result res = BUILD_RESULT_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	struct build_spec spec;
+	char cache[160], odd[160];
+
+	snprintf(cache, sizeof(cache), "%s/ccache/x", f->dir);
+	snprintf(odd, sizeof(odd), "%s/ccache/a|b", f->dir);
+	memset(&spec, 0, sizeof(spec));
+	spec.src_dir = f->src;
+	spec.build_dir = f->build;
+	spec.log_path = f->log;
+	spec.buildtype = "release";
+	spec.ccache_dir = cache;
+	spec.ccache_shared_dir = odd;
+	assert_int_equal(build_dpdk(&spec, &res, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	build_result_release(&res);
+	spec.ccache_shared_dir = cache;
+	assert_int_equal(build_dpdk(&spec, &res, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	build_result_release(&res);
+	assert_false(file_exists(f->build, "build.ninja"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -706,6 +852,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_version_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version_not_quoted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_dir_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ccache_shared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ccache_shared_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("build", tests, NULL, NULL);
 }
