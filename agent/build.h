@@ -47,8 +47,10 @@
  * worktree) need the same relative paths: give every (tree, side) one
  * directory that holds both its source and its build directories, e.g.
  * WORK/dpdk/base/{src,build-release} and WORK/dpdk/patched/{src,...},
- * with ccache_basedir = WORK; and one ccache_dir per build type on a host
- * (WORK/ccache/release).
+ * with ccache_basedir = WORK; and one ccache_dir per build type and side
+ * on a host (WORK/ccache/release for base builds, WORK/ccache/release-
+ * patched for patched ones), with ccache_shared_dir WORK/ccache/release-
+ * shared that base builds fill and patched builds only read.
  *
  * The whole output (the commands as "+ meson setup ...", perfgate's notes
  * as "perfgate: ...", then meson's and ninja's output) goes to log_path
@@ -56,9 +58,10 @@
  * (flushed at least every second and at the end).
  *
  * Trust: the sandboxed build can write its build directory, which later
- * builds of the same slot reuse, and, unless ccache_readonly, the ccache
- * directory.  That protects the host, not later measurements of the same
- * slot, from a patch written to skew them.
+ * builds of the same slot reuse, and, unless ccache_readonly, its ccache
+ * directory (and a shared one it does not only read).  That protects the
+ * host, not later measurements of the same slot or cache, from a patch
+ * written to skew them: give patched builds caches of their own.
  */
 
 #include <stdbool.h>
