@@ -162,4 +162,19 @@ expect_grep "^probe build write $TMP/ws3/ccache/$tag: Read-only file system$" "$
 expect_rc 0 "$PGB" --src "$src3" --build "$TMP/ws3/build-rw" --log "$TMP/ws3/rw.log" \
 	--buildtype release --ccache "$TMP/ws3/ccache" --timeout 300
 expect_grep "^probe build write $TMP/ws3/ccache/$tag: written$" "$TMP/ws3/rw.log"
+
+# The shared ccache that patched builds read base objects from: read-only
+# to them (--ccache-shared-readonly), so nothing a patch compiles or plants
+# reaches it; writable to base builds, which fill it.
+mkdir -p "$TMP/ws3/shared"
+chmod a+rX "$TMP/ws3/shared"
+printf '{ "write": ["%s"] }\n' "$TMP/ws3/shared/$tag" >"$src3/probe.json"
+expect_rc 0 "$PGB" --src "$src3" --build "$TMP/ws3/build-sro" --log "$TMP/ws3/sro.log" \
+	--buildtype release --ccache "$TMP/ws3/ccache-patched" --ccache-shared "$TMP/ws3/shared" \
+	--ccache-shared-readonly --timeout 300
+expect_grep "^probe build write $TMP/ws3/shared/$tag: Read-only file system$" "$TMP/ws3/sro.log"
+[ ! -e "$TMP/ws3/shared/$tag" ] || fail "a read-only shared ccache was written"
+expect_rc 0 "$PGB" --src "$src3" --build "$TMP/ws3/build-srw" --log "$TMP/ws3/srw.log" \
+	--buildtype release --ccache "$TMP/ws3/ccache" --ccache-shared "$TMP/ws3/shared" --timeout 300
+expect_grep "^probe build write $TMP/ws3/shared/$tag: written$" "$TMP/ws3/srw.log"
 echo "t_sandbox: ok"

@@ -5,7 +5,8 @@
  *
  *   pg_build --src DIR --build DIR --log FILE
  *            (--buildtype TYPE | --profile FILE --build-mode NAME)
- *            [--ccache DIR [--basedir DIR] [--ccache-readonly]] [-D name=value]...
+ *            [--ccache DIR [--basedir DIR] [--ccache-readonly]
+ *             [--ccache-shared DIR [--ccache-shared-readonly]]] [-D name=value]...
  *            [--c-args S]
  *            [--target T]... [--expect-version V] [--timeout S]
  *            [--no-sandbox | [--user U] [--cpu-s N] [--memory-mb N] [--max-procs N]]
@@ -84,7 +85,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: pg_build --src DIR --build DIR --log FILE "
 		"(--buildtype TYPE | --profile FILE --build-mode NAME) "
-		"[--ccache DIR [--basedir DIR] [--ccache-readonly]] [-D name=value]... "
+		"[--ccache DIR [--basedir DIR] [--ccache-readonly] [--ccache-shared DIR "
+		"[--ccache-shared-readonly]]] [-D name=value]... "
 		"[--c-args S] [--target T]... "
 		"[--expect-version V] [--timeout S] [--no-sandbox | [--user U] [--cpu-s N] "
 		"[--memory-mb N] [--max-procs N]] [--stream FILE] [--stop-after S]\n"
@@ -233,6 +235,8 @@ int main(int argc, char **argv)
 		{ "ccache", required_argument, NULL, 'c' },
 		{ "basedir", required_argument, NULL, 'B' },
 		{ "ccache-readonly", no_argument, NULL, 'O' },
+		{ "ccache-shared", required_argument, NULL, 'H' },
+		{ "ccache-shared-readonly", no_argument, NULL, 'h' },
 		{ "c-args", required_argument, NULL, 'a' },
 		{ "target", required_argument, NULL, 'T' },
 		{ "expect-version", required_argument, NULL, 'v' },
@@ -284,6 +288,8 @@ int main(int argc, char **argv)
 		case 'c': spec.ccache_dir = optarg; break;
 		case 'B': spec.ccache_basedir = optarg; break;
 		case 'O': spec.ccache_readonly = true; break;
+		case 'H': spec.ccache_shared_dir = optarg; break;
+		case 'h': spec.ccache_shared_readonly = true; break;
 		case 'a': spec.c_args = optarg; break;
 		case 'v': spec.expect_version = optarg; break;
 		case 'N': sandboxed = false; break;
