@@ -265,14 +265,16 @@ def report(url, patchwork, spool, expected):
 
     mails = sorted(glob.glob(os.path.join(spool, '*.eml')))
     print(f'\n{len(mails)} report mails were sent to the list; one of them:\n')
-    pick = None
+    # The one worth reading: a failure with its before/after table (a
+    # regression), else any failure, else the first.
+    pick, rank = None, -1
     for m in mails:
         msg = email.message_from_bytes(open(m, 'rb').read().replace(b'\r\n', b'\n'),
                                        policy=email.policy.default)
-        if pick is None or msg['Subject'].startswith('|FAILURE|'):
-            pick = msg
-            if msg['Subject'].startswith('|FAILURE|'):
-                break
+        failed = msg['Subject'].startswith('|FAILURE|')
+        r = 2 if failed and 'regression' in msg.get_content() else 1 if failed else 0
+        if r > rank:
+            pick, rank = msg, r
     if pick is not None:
         for h in ('From', 'To', 'Subject'):
             print(f'    {h}: {clean(pick[h])}')
