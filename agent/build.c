@@ -148,6 +148,12 @@ out:
 	return ret;
 }
 
+bool build_ccache_url_ok(const char *path)
+{
+	return strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") ==
+	       strlen(path);
+}
+
 int build_ninja_line(const char *line, size_t len, long *done, long *total)
 {
 	static const char nowork[] = "ninja: no work to do.";
@@ -637,9 +643,18 @@ out:
 	return ret;
 }
 
-/* Remove everything inside the open directory dfd (closed here), without
- * following symbolic links. */
-static int remove_contents(int dfd, const char *top, int depth, struct pg_err *err)
+/* A walk beneath a directory, never through a symbolic link: removing
+ * everything in it, or adding up the blocks it holds (up to a limit). */
+struct walk {
+	const char *what;	/* "remove", "size of": for messages */
+	bool remove;
+	uint64_t limit;		/* size: stop once total passes it */
+	uint64_t total;		/* size: bytes of allocated blocks */
+};
+
+/* Walk what is inside the open directory dfd (closed here). */
+static int walk_contents(int dfd, const char *top, int depth, struct walk *w,
+			 struct pg_err *err)
 {
 	DIR *d;
 	struct dirent *e;
@@ -648,91 +663,44 @@ static int remove_contents(int dfd, const char *top, int depth, struct pg_err *e
 
 	if (depth > REMOVE_DEPTH_MAX) {
 		close(dfd);
-		return pg_err_set(err, PG_EINVAL, "remove '%s': nested too deep", top);
+		return pg_err_set(err, PG_EINVAL, "%s '%s': nested too deep", w->what, top);
 	}
 	d = fdopendir(dfd);
 	if (!d) {
-		pg_err_errno(err, "remove '%s': open directory", top);
+		pg_err_errno(err, "%s '%s': open directory", w->what, top);
 		close(dfd);
 		return -1;
 	}
-	for (errno = 0; (e = readdir(d)) != NULL; errno = 0) {
+	for (errno = 0; (w->remove || w->total <= w->limit) && (e = readdir(d)) != NULL;
+	     errno = 0) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			pg_err_errno(err, "remove '%s': stat '%s'", top, e->d_name);
-			goto out;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd(d), e->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (sub < 0) {
-				pg_err_errno(err, "remove '%s': open '%s'", top, e->d_name);
-				goto out;
-			}
-			if (remove_contents(sub, top, depth + 1, err) < 0)
-				goto out;
-		}
-		if (unlinkat(dirfd(d), e->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
-			pg_err_errno(err, "remove '%s': '%s'", top, e->d_name);
-			goto out;
-		}
-	}
-	if (errno) {
-		pg_err_errno(err, "remove '%s': read directory", top);
-		goto out;
-	}
-	ret = 0;
-out:
-	closedir(d);
-	return ret;
-}
-
-/* The bytes (allocated blocks) beneath the open directory dfd (closed
- * here), not following links; stops counting once *total passes limit. */
-static int dir_bytes(int dfd, const char *top, int depth, uint64_t limit, uint64_t *total,
-		     struct pg_err *err)
-{
-	DIR *d;
-	struct dirent *e;
-	struct stat st;
-	int ret = -1;
-
-	if (depth > REMOVE_DEPTH_MAX) {
-		close(dfd);
-		return pg_err_set(err, PG_EINVAL, "size of '%s': nested too deep", top);
-	}
-	d = fdopendir(dfd);
-	if (!d) {
-		pg_err_errno(err, "size of '%s': open directory", top);
-		close(dfd);
-		return -1;
-	}
-	for (errno = 0; *total <= limit && (e = readdir(d)) != NULL; errno = 0) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno == ENOENT)	/* a concurrent cleanup */
+			if (!w->remove && errno == ENOENT)	/* removed meanwhile */
 				continue;
-			pg_err_errno(err, "size of '%s': stat '%s'", top, e->d_name);
+			pg_err_errno(err, "%s '%s': stat '%s'", w->what, top, e->d_name);
 			goto out;
 		}
-		*total += (uint64_t)st.st_blocks * 512;
+		w->total += (uint64_t)st.st_blocks * 512;
 		if (S_ISDIR(st.st_mode)) {
 			int sub = openat(dirfd(d), e->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			if (sub < 0) {
-				pg_err_errno(err, "size of '%s': open '%s'", top, e->d_name);
+				pg_err_errno(err, "%s '%s': open '%s'", w->what, top, e->d_name);
 				goto out;
 			}
-			if (dir_bytes(sub, top, depth + 1, limit, total, err) < 0)
+			if (walk_contents(sub, top, depth + 1, w, err) < 0)
 				goto out;
+		}
+		if (w->remove &&
+		    unlinkat(dirfd(d), e->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0) {
+			pg_err_errno(err, "%s '%s': '%s'", w->what, top, e->d_name);
+			goto out;
 		}
 	}
 	if (errno) {
-		pg_err_errno(err, "size of '%s': read directory", top);
+		pg_err_errno(err, "%s '%s': read directory", w->what, top);
 		goto out;
 	}
 	ret = 0;
@@ -746,6 +714,7 @@ out:
 static int clear_dir(const char *path, struct pg_err *err)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct walk w = { "remove", true, 0, 0 };
 	struct stat st;
 
 	if (fd < 0) {
@@ -754,7 +723,7 @@ static int clear_dir(const char *path, struct pg_err *err)
 					  "symbolic link: refused", path);
 		return pg_err_errno(err, "open '%s'", path);
 	}
-	return remove_contents(fd, path, 0, err);
+	return walk_contents(fd, path, 0, &w, err);
 }
 
 /* build.ninja of a finished setup: a regular file, found beneath the
@@ -820,9 +789,7 @@ static int check_spec(const struct build_spec *s, struct pg_err *err)
 					  paths[i].name);
 	}
 	if (s->ccache_shared_dir &&
-	    (!s->ccache_dir || strspn(s->ccache_shared_dir, "abcdefghijklmnopqrstuvwxyz"
-				      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") !=
-			       strlen(s->ccache_shared_dir) ||
+	    (!s->ccache_dir || !build_ccache_url_ok(s->ccache_shared_dir) ||
 	     strcmp(s->ccache_shared_dir, s->ccache_dir) == 0))
 		return pg_err_set(err, PG_EINVAL, "build: ccache_shared_dir needs a ccache_dir of "
 				  "its own and only [A-Za-z0-9/._+-] in its path");
@@ -912,8 +879,8 @@ static int prepare_dirs(const struct build_spec *spec, struct pg_err *err)
 static int trim_shared(struct build_ctx *ctx, struct pg_err *err)
 {
 	const struct build_spec *spec = ctx->spec;
-	uint64_t total = 0, max = spec->ccache_shared_max ? spec->ccache_shared_max :
-				  BUILD_SHARED_MAX;
+	struct walk w = { "size of", false, spec->ccache_shared_max ? spec->ccache_shared_max :
+						      BUILD_SHARED_MAX, 0 };
 	int fd;
 
 	if (!spec->ccache_dir || !spec->ccache_shared_dir || spec->ccache_shared_readonly)
@@ -921,12 +888,12 @@ static int trim_shared(struct build_ctx *ctx, struct pg_err *err)
 	fd = open(spec->ccache_shared_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return pg_err_errno(err, "open '%s'", spec->ccache_shared_dir);
-	if (dir_bytes(fd, spec->ccache_shared_dir, 0, max, &total, err) < 0)
+	if (walk_contents(fd, spec->ccache_shared_dir, 0, &w, err) < 0)
 		return -1;
-	if (total <= max)
+	if (w.total <= w.limit)
 		return 0;
 	say(ctx, "perfgate: ccache: the shared cache %s holds over %llu KiB: emptied",
-	    spec->ccache_shared_dir, (unsigned long long)(max >> 10));
+	    spec->ccache_shared_dir, (unsigned long long)(w.limit >> 10));
 	return clear_dir(spec->ccache_shared_dir, err);
 }
 

@@ -185,6 +185,10 @@ int build_read_version(const char *src_dir, char **version, struct pg_err *err);
  * messages reach the public log. */
 int build_parse_version(const char *text, size_t len, char **out, struct pg_err *err);
 
+/* True when path may be a ccache_shared_dir: ccache's storage URL
+ * ("file:PATH|attr") carries it as is, so only [A-Za-z0-9/._+-]. */
+bool build_ccache_url_ok(const char *path);
+
 /* One line of ninja output (without its newline): 1 with *done and *total
  * for "[N/M] ...", 2 for "ninja: no work to do.", 0 otherwise. */
 int build_ninja_line(const char *line, size_t len, long *done, long *total);

@@ -455,8 +455,7 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 	b.ccache_basedir = j->run->work_dir;
 	b.ccache_readonly = false;
 	/* ccache's URL takes no odd characters: such a work_dir goes without. */
-	if (strspn(shared, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") ==
-	    strlen(shared)) {
+	if (build_ccache_url_ok(shared)) {
 		b.ccache_shared_dir = shared;
 		b.ccache_shared_readonly = side == 1;
 	}

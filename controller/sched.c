@@ -1482,28 +1482,30 @@ int sched_cancel_series(struct store *st, int64_t series_id, const char *reason,
 	return sched_cancel(st, SCHED_SCOPE_SERIES, series_id, reason, now, count, err);
 }
 
-int sched_cancel_series_tx(struct store *st, int64_t series_id, const char *reason,
-			   int64_t now, struct sched_cancel_count *count, struct pg_err *err)
+/* Cancel within the caller's transaction, the error naming what. */
+static int sched_cancel_tx(struct store *st, enum sched_scope scope, int64_t id,
+			   const char *reason, int64_t now, struct sched_cancel_count *count,
+			   struct pg_err *err)
 {
 	if (count)
 		memset(count, 0, sizeof(*count));
-	if (sched_cancel_in(st, SCHED_SCOPE_SERIES, series_id, reason, now, count, err) < 0) {
-		pg_err_prefix(err, "cancel series %lld", (long long)series_id);
+	if (sched_cancel_in(st, scope, id, reason, now, count, err) < 0) {
+		pg_err_prefix(err, "cancel %s %lld", sched_scopes[scope].name, (long long)id);
 		return -1;
 	}
 	return 0;
 }
 
+int sched_cancel_series_tx(struct store *st, int64_t series_id, const char *reason,
+			   int64_t now, struct sched_cancel_count *count, struct pg_err *err)
+{
+	return sched_cancel_tx(st, SCHED_SCOPE_SERIES, series_id, reason, now, count, err);
+}
+
 int sched_cancel_job_tx(struct store *st, int64_t job_id, const char *reason, int64_t now,
 			struct sched_cancel_count *count, struct pg_err *err)
 {
-	if (count)
-		memset(count, 0, sizeof(*count));
-	if (sched_cancel_in(st, SCHED_SCOPE_JOB, job_id, reason, now, count, err) < 0) {
-		pg_err_prefix(err, "cancel job %lld", (long long)job_id);
-		return -1;
-	}
-	return 0;
+	return sched_cancel_tx(st, SCHED_SCOPE_JOB, job_id, reason, now, count, err);
 }
 
 /* ---- figures ----------------------------------------------------------- */
