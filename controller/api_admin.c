@@ -13,6 +13,7 @@
 #include "json.h"
 #include "log.h"
 #include "outbox.h"
+#include "recheck.h"
 
 #define API_RECHECK_CONTEXTS_MAX 256
 #define API_CANCEL_REASON "cancelled by an administrator"
@@ -142,6 +143,7 @@ int api_parse_cancel(const char *body, size_t len, struct api_op *op, struct pg_
 /* One transaction: the series must exist when the request is stored. */
 static void api_run_recheck(struct api_worker *w, struct api_req *r, int64_t now)
 {
+	struct recheck_new req = { 0 };
 	struct pg_err err = PG_ERR_INIT;
 	int64_t n = 0, id;
 	cJSON *o;
@@ -155,15 +157,13 @@ static void api_run_recheck(struct api_worker *w, struct api_req *r, int64_t now
 		pg_err_set(&err, PG_ENOTFOUND, "no series %lld", (long long)r->route.id);
 		goto fail;
 	}
-	if (store_run(w->st, "record recheck request",
-		      "INSERT INTO recheck_requests (series_id, origin, msgid, requester, contexts,"
-		      " rebase_branch, state, created_at)"
-		      " VALUES (?1, 'api', NULL, 'admin', ?2, ?3, 'pending', ?4)",
-		      STORE_ARGS(STORE_INT(r->route.id), STORE_TEXT(r->op.contexts),
-				 r->op.rebase ? STORE_TEXT(r->op.rebase) : STORE_NULL,
-				 STORE_INT(now)), &err) < 0)
+	req.series_id = r->route.id;
+	req.origin = "api";
+	req.requester = "admin";
+	req.contexts = r->op.contexts;
+	req.rebase = r->op.rebase;
+	if (recheck_add(w->st, &req, now, &id, &err) < 0)
 		goto fail;
-	id = store_last_id(w->st);
 	if (store_commit(w->st, &err) < 0)
 		goto fail;
 	pg_log_info("api", "series %lld: recheck %lld of %s requested through the API%s%s",

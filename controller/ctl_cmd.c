@@ -273,13 +273,11 @@ static int ctl_agent_enable(const struct ctl_config *cfg, const char *name, int 
 
 	if (ctl_agent_store(cfg, &st, 0) < 0)
 		return 1;
-	if (store_run(st, "enable agent", "UPDATE agents SET enabled = ?1 WHERE name = ?2",
-		      STORE_ARGS(STORE_INT(enable), STORE_TEXT(name)), &err) < 0) {
-		fprintf(stderr, "perfgate-controller: agent %s: %s\n", name, err.msg);
-		goto out;
-	}
-	if (store_changes(st) == 0) {
-		fprintf(stderr, "perfgate-controller: no agent named '%s'\n", name);
+	if (sched_agent_enable(st, name, enable != 0, &err) < 0) {
+		if (err.code == PG_ENOTFOUND)
+			fprintf(stderr, "perfgate-controller: no agent named '%s'\n", name);
+		else
+			fprintf(stderr, "perfgate-controller: agent %s: %s\n", name, err.msg);
 		goto out;
 	}
 	fprintf(stderr, "perfgate-controller: agent %s %s\n", name,

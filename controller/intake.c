@@ -159,17 +159,8 @@ int intake_message(struct intake *in, const struct intake_origin *from,
 		goto out;
 	if (series_id) {
 		in->stats.duplicates++;
-		if (from->pw_patch_id &&
-		    store_run(in->st, "remember Patchwork patch id",
-			      "UPDATE patches SET pw_patch_id = ?1 WHERE series_id = ?2 AND pw_patch_id"
-			      " IS NULL AND message_id IN (SELECT id FROM messages WHERE msgid = ?3)",
-			      STORE_ARGS(STORE_INT(from->pw_patch_id), STORE_INT(series_id),
-					 STORE_TEXT(m.message_id)), err) < 0)
-			goto out;
-		if (from->pw_series_id &&
-		    store_run(in->st, "remember Patchwork series id",
-			      "UPDATE series SET pw_series_id = ?1 WHERE id = ?2 AND pw_series_id IS NULL",
-			      STORE_ARGS(STORE_INT(from->pw_series_id), STORE_INT(series_id)), err) < 0)
+		if (series_remember_pw_ids(in->st, series_id, m.message_id, from->pw_patch_id,
+					   from->pw_series_id, err) < 0)
 			goto out;
 		rc = 0;
 		goto out;
@@ -255,13 +246,11 @@ int intake_cursor_set(struct intake *in, int64_t source_id, const char *scope,
 
 int intake_mark_stale(struct intake *in, int64_t now, int64_t after_s, struct pg_err *err)
 {
-	if (store_run(in->st, "mark stale series",
-		      "UPDATE series SET stale_at = ?1 WHERE project = ?2 AND state = 'incomplete'"
-		      " AND stale_at IS NULL AND received_at < ?3",
-		      STORE_ARGS(STORE_INT(now), STORE_TEXT(in->project), STORE_INT(now - after_s)),
-		      err) < 0)
+	int64_t marked;
+
+	if (series_mark_stale(in->st, in->project, now, after_s, &marked, err) < 0)
 		return -1;
-	in->stats.series_stale += (unsigned long)store_changes(in->st);
+	in->stats.series_stale += (unsigned long)marked;
 	return 0;
 }
 

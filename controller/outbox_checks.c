@@ -13,6 +13,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "series.h"
 #include "time.h"
 
 /* ---- pure parts ------------------------------------------------------ */
@@ -301,10 +302,7 @@ static int patch_id_known(struct outbox *ob, struct check_row *r, struct pg_err 
 	}
 	rc = pg_pw_find_patch(ob->pw, r->msgid, &id, &nerr);
 	if (rc == 1) {
-		if (outbox_tx_run(ob->st, "record a Patchwork patch id",
-				  "UPDATE patches SET pw_patch_id = ?2 WHERE id = ?1"
-				  " AND pw_patch_id IS NULL",
-				  STORE_ARGS(STORE_INT(r->patch_id), STORE_INT(id)), NULL, err) < 0)
+		if (series_patch_set_pw_id(ob->st, r->patch_id, id, err) < 0)
 			return -1;
 		pg_log_info(OUTBOX_LOG, "patch <%s> is Patchwork patch %" PRId64, r->msgid, id);
 		r->pw_patch_id = id;

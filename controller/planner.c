@@ -16,7 +16,9 @@
 #include "json.h"
 #include "log.h"
 #include "outbox.h"
+#include "recheck.h"
 #include "sched.h"
+#include "series.h"
 #include "time.h"
 #include "trees.h"
 
@@ -144,13 +146,6 @@ struct series_info {
 };
 
 /* A recheck request being planned (NULL for a new series). */
-struct recheck {
-	int64_t id;
-	int64_t series_id;
-	char *contexts;
-	char *rebase;			/* NULL: no rebase */
-};
-
 /* The contexts of a series that share a (tree, branch): one run. */
 struct group {
 	const struct profile_tree *tree;
@@ -200,22 +195,6 @@ static int col_dup(sqlite3_stmt *stmt, int i, char **out)
 		return -1;
 	*out = strdup((const char *)s);
 	return *out ? 0 : -1;
-}
-
-/* Run a query whose first column is an id; *id is 0 when no row. */
-static int query_id(struct store *st, const char *what, const char *sql,
-		    const struct store_arg *args, size_t nargs, int64_t *id, struct pg_err *err)
-{
-	struct pg_err e = PG_ERR_INIT;
-
-	*id = 0;
-	if (store_query_int(st, what, sql, args, nargs, id, &e) < 0) {
-		if (e.code == PG_ENOTFOUND)
-			return 0;
-		*err = e;
-		return -1;
-	}
-	return 0;
 }
 
 /* Run a query of ids (first column), collecting them all first so that
@@ -270,9 +249,9 @@ static int cancel_series(struct planner *pl, int64_t now, int64_t series_id,
 	int64_t newer;
 
 	*cancelled = 0;
-	if (query_id(pl->st, "find superseding series",
-		     "SELECT id FROM series WHERE supersedes_id = ?1 ORDER BY id DESC LIMIT 1",
-		     STORE_ARGS(STORE_INT(series_id)), &newer, err) < 0)
+	if (store_query_id(pl->st, "find superseding series",
+			   "SELECT id FROM series WHERE supersedes_id = ?1 ORDER BY id DESC LIMIT 1",
+			   STORE_ARGS(STORE_INT(series_id)), &newer, err) < 0)
 		return -1;
 	if (newer)
 		snprintf(why, sizeof(why), "superseded by series %lld", (long long)newer);
@@ -459,61 +438,6 @@ static void dep_name(const char *kind, const char *ref, char *out, size_t len)
 		snprintf(out, len, "%s-%s", kind, ref);
 }
 
-/* Find the series a Depends-on names, as intake would (series.c). */
-static int resolve_dep(struct store *st, const char *project, int64_t owner, const char *kind,
-		       const char *ref, int64_t *dep, struct pg_err *err)
-{
-	char *end = NULL;
-	long long num;
-
-	*dep = 0;
-	if (strcmp(kind, "msgid") == 0) {
-		if (query_id(st, "resolve dependency by patch",
-			     "SELECT p.series_id FROM messages m JOIN patches p ON p.message_id = m.id"
-			     " JOIN series s ON s.id = p.series_id WHERE m.msgid = ?1"
-			     " AND s.project = ?2 AND s.id <> ?3 ORDER BY p.series_id DESC LIMIT 1",
-			     STORE_ARGS(STORE_TEXT(ref), STORE_TEXT(project), STORE_INT(owner)),
-			     dep, err) < 0)
-			return -1;
-		if (!*dep &&
-		    query_id(st, "resolve dependency by cover",
-			     "SELECT s.id FROM messages m JOIN series s ON s.cover_message_id = m.id"
-			     " WHERE m.msgid = ?1 AND s.project = ?2 AND s.id <> ?3"
-			     " ORDER BY s.id DESC LIMIT 1",
-			     STORE_ARGS(STORE_TEXT(ref), STORE_TEXT(project), STORE_INT(owner)),
-			     dep, err) < 0)
-			return -1;
-		/* The thread index also holds what a series' mails refer to,
-		 * so a later series may list an earlier one's ids: the
-		 * earliest series that knows the id is its owner. */
-		if (!*dep &&
-		    query_id(st, "resolve dependency by thread",
-			     "SELECT r.series_id FROM series_refs r JOIN series s ON s.id = r.series_id"
-			     " WHERE r.msgid = ?1 AND s.project = ?2 AND s.id <> ?3"
-			     " ORDER BY r.series_id LIMIT 1",
-			     STORE_ARGS(STORE_TEXT(ref), STORE_TEXT(project), STORE_INT(owner)),
-			     dep, err) < 0)
-			return -1;
-		return 0;
-	}
-	errno = 0;
-	num = strtoll(ref, &end, 10);
-	if (errno || end == ref || *end || num <= 0)
-		return 0;	/* not a number: nothing can match */
-	if (strcmp(kind, "series") == 0)
-		return query_id(st, "resolve dependency by Patchwork series",
-				"SELECT id FROM series WHERE project = ?1 AND pw_series_id = ?2"
-				" AND id <> ?3 ORDER BY id DESC LIMIT 1",
-				STORE_ARGS(STORE_TEXT(project), STORE_INT(num), STORE_INT(owner)),
-				dep, err);
-	return query_id(st, "resolve dependency by Patchwork patch",
-			"SELECT p.series_id FROM patches p JOIN series s ON s.id = p.series_id"
-			" WHERE s.project = ?1 AND p.pw_patch_id = ?2 AND s.id <> ?3"
-			" ORDER BY p.series_id DESC LIMIT 1",
-			STORE_ARGS(STORE_TEXT(project), STORE_INT(num), STORE_INT(owner)),
-			dep, err);
-}
-
 struct dep_row {
 	char kind[8];
 	char *ref;
@@ -638,17 +562,15 @@ static int walk_deps(struct dep_walk *w, int64_t owner, struct pg_err *err)
 
 		dep_name(r->kind, r->ref, name, sizeof(name));
 		if (!r->dep) {
-			if (resolve_dep(st, si->project, owner, r->kind, r->ref, &r->dep, err) < 0)
+			if (series_dep_resolve(st, si->project, owner, r->kind, r->ref, &r->dep,
+					       err) < 0)
 				goto out;
 			/* Recorded at once (a statement of its own): true
 			 * whatever becomes of this plan. */
+			if (r->dep == owner)
+				continue;	/* names the series itself */
 			if (r->dep) {
-				if (store_run(st, "record dependency",
-					      "UPDATE series_deps SET dep_series_id = ?1 WHERE series_id = ?2"
-					      " AND kind = ?3 AND ref = ?4 AND dep_series_id IS NULL",
-					      STORE_ARGS(STORE_INT(r->dep), STORE_INT(owner),
-							 STORE_TEXT(r->kind), STORE_TEXT(r->ref)),
-					      err) < 0)
+				if (series_dep_record(st, owner, r->kind, r->ref, r->dep, err) < 0)
 					goto out;
 				w->p->pl->stats.deps_resolved++;
 				pg_log_info(COMP, "series %lld: Depends-on %s is series %lld",
@@ -1249,27 +1171,21 @@ out:
 	return rc;
 }
 
+/* The context's pending check, on the patches its final one will go to
+ * (outbox.h). */
 static int insert_checks(struct pass *p, const struct series_info *si, const struct group *g,
 			 const struct profile_context *ctx, unsigned long *checks,
 			 struct pg_err *err)
 {
 	char url[URL_MAX];
-	bool all = ctx->post_to == PROFILE_POST_ALL_PATCHES;
+	unsigned int queued = 0;
 
-	if (url_fmt(p, url, sizeof(url), "/series/", si->id, "", err) < 0)
+	if (url_fmt(p, url, sizeof(url), "/series/", si->id, "", err) < 0 ||
+	    outbox_queue_check_tx(p->pl->st, g->run_id, ctx->name, "pending",
+				  PLANNER_PENDING_TEXT, url, ctx->post_to, p->now, &queued,
+				  err) < 0)
 		return -1;
-	for (size_t i = all ? 0 : si->n_patches - 1; i < si->n_patches; i++) {
-		if (store_run(p->pl->st, "queue pending check",
-			      "INSERT INTO check_outbox (series_id, run_id, patch_id, context, state,"
-			      " description, target_url, delivery, next_try, created_at)"
-			      " VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, 'queued', ?7, ?7)",
-			      STORE_ARGS(STORE_INT(si->id), STORE_INT(g->run_id),
-					 STORE_INT(si->patch_ids[i]), STORE_TEXT(ctx->name),
-					 STORE_TEXT(PLANNER_PENDING_TEXT), STORE_TEXT(url),
-					 STORE_INT(p->now)), err) < 0)
-			return -1;
-		(*checks)++;
-	}
+	*checks += queued;
 	return 0;
 }
 
@@ -1283,18 +1199,19 @@ static int insert_group(struct pass *p, const struct series_info *si, const stru
 {
 	const struct profile_set *ps = p->pl->ps;
 	const char *reason = rq ? "recheck" : "new";
+	struct sched_run_new run;
 	char *spec = NULL;
 	int rc = -1;
 
-	if (store_run(p->pl->st, "create run",
-		      "INSERT INTO runs (series_id, reason, recheck_id, tree, branch, base_commit,"
-		      " state, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'planned', ?7)",
-		      STORE_ARGS(STORE_INT(si->id), STORE_TEXT(reason),
-				 rq ? STORE_INT(rq->id) : STORE_NULL, STORE_TEXT(g->tree->name),
-				 STORE_TEXT(g->branch), STORE_TEXT(g->base), STORE_INT(p->now)),
-		      err) < 0)
+	memset(&run, 0, sizeof(run));
+	run.series_id = si->id;
+	run.reason = reason;
+	run.recheck_id = rq ? rq->id : 0;
+	run.tree = g->tree->name;
+	run.branch = g->branch;
+	run.base_commit = g->base;
+	if (sched_run_add_tx(p->pl->st, &run, p->now, &g->run_id, err) < 0)
 		goto out;
-	g->run_id = store_last_id(p->pl->st);
 	pc->runs++;
 	for (size_t c = 0; c < g->n_ctx; c++) {
 		const struct profile_context *ctx = g->ctx[c];
@@ -1315,14 +1232,8 @@ static int insert_group(struct pass *p, const struct series_info *si, const stru
 				goto out;
 			}
 			if (build_spec(p, si, g, reason, ctx, hc, bm, &spec, err) < 0 ||
-			    store_run(p->pl->st, "create job",
-				      "INSERT INTO jobs (run_id, context, host_class, build_mode, spec,"
-				      " priority, state, created_at)"
-				      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7)",
-				      STORE_ARGS(STORE_INT(g->run_id), STORE_TEXT(ctx->name),
-						 STORE_TEXT(hc->name), STORE_TEXT(bm->name),
-						 STORE_TEXT(spec), STORE_INT(priority),
-						 STORE_INT(p->now)), err) < 0)
+			    sched_job_add_tx(p->pl->st, g->run_id, ctx->name, hc->name, bm->name,
+					     spec, priority, p->now, NULL, err) < 0)
 				goto out;
 			free(spec);
 			spec = NULL;
@@ -1355,14 +1266,18 @@ static int commit_plan(struct pass *p, const struct series_info *si, const struc
 		priority += PLANNER_PRIORITY_SMALL;
 	if (store_begin(st, err) < 0)
 		return -1;
-	if (rq ? query_id(st, "check recheck request",
-			  "SELECT id FROM recheck_requests WHERE id = ?1 AND state = 'pending'",
-			  STORE_ARGS(STORE_INT(rq->id)), &again, err) < 0
-	       : query_id(st, "check series",
-			  "SELECT id FROM series s WHERE id = ?1 AND state = 'complete'"
-			  " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.series_id = s.id)",
-			  STORE_ARGS(STORE_INT(si->id)), &again, err) < 0)
+	if (rq) {
+		bool pending;
+
+		if (recheck_is_pending(st, rq->id, &pending, err) < 0)
+			goto out;
+		again = pending;
+	} else if (store_query_id(st, "check series",
+				  "SELECT id FROM series s WHERE id = ?1 AND state = 'complete'"
+				  " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.series_id = s.id)",
+				  STORE_ARGS(STORE_INT(si->id)), &again, err) < 0) {
 		goto out;
+	}
 	if (!again) {
 		rc = 0;		/* planned by someone else, or superseded meanwhile */
 		goto out;
@@ -1370,10 +1285,7 @@ static int commit_plan(struct pass *p, const struct series_info *si, const struc
 	for (size_t i = 0; i < n_groups; i++)
 		if (insert_group(p, si, rq, &groups[i], priority, pc, err) < 0)
 			goto out;
-	if (rq && store_run(st, "mark recheck planned",
-			    "UPDATE recheck_requests SET state = 'planned', reason = ?1 WHERE id = ?2",
-			    STORE_ARGS(dropped && *dropped ? STORE_TEXT(dropped) : STORE_NULL,
-				       STORE_INT(rq->id)), err) < 0)
+	if (rq && recheck_mark_planned(st, rq->id, dropped, NULL, err) < 0)
 		goto out;
 	if (store_commit(st, err) < 0)
 		goto out;
@@ -1387,12 +1299,11 @@ out:
 static int ignore_recheck(struct pass *p, const struct recheck *rq, const char *why,
 			  struct pg_err *err)
 {
-	if (store_run(p->pl->st, "ignore recheck request",
-		      "UPDATE recheck_requests SET state = 'ignored', reason = ?1"
-		      " WHERE id = ?2 AND state = 'pending'",
-		      STORE_ARGS(STORE_TEXT(why), STORE_INT(rq->id)), err) < 0)
+	bool changed;
+
+	if (recheck_mark_ignored(p->pl->st, rq->id, why, &changed, err) < 0)
 		return -1;
-	if (store_changes(p->pl->st) > 0) {
+	if (changed) {
 		p->pl->stats.rechecks_ignored++;
 		pg_log_info(COMP, "recheck %lld of series %lld: ignored: %s", (long long)rq->id,
 			    (long long)rq->series_id, why);
@@ -1461,9 +1372,9 @@ static enum plan_result plan(struct pass *p, int64_t series_id, const struct rec
 			res = PLAN_DONE;
 			goto out;
 		}
-		if (query_id(p->pl->st, "look for a run",
-			     "SELECT id FROM runs WHERE series_id = ?1 LIMIT 1",
-			     STORE_ARGS(STORE_INT(si->id)), &runs, &err) < 0)
+		if (store_query_id(p->pl->st, "look for a run",
+				   "SELECT id FROM runs WHERE series_id = ?1 LIMIT 1",
+				   STORE_ARGS(STORE_INT(si->id)), &runs, &err) < 0)
 			goto out;
 		if (!runs) {
 			/* The first run comes first. */
@@ -1567,68 +1478,6 @@ out:
 
 /* ---- the pass ----------------------------------------------------------- */
 
-static void recheck_free(struct recheck *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].contexts);
-		free(v[i].rebase);
-	}
-	free(v);
-}
-
-static int list_rechecks(struct store *st, struct recheck **out, size_t *n, struct pg_err *err)
-{
-	const char *what = "list recheck requests";
-	sqlite3_stmt *stmt = NULL;
-	size_t cap = 0;
-	int rc = -1, row;
-
-	*out = NULL;
-	*n = 0;
-	if (store_prepare(st, &stmt,
-			  "SELECT id, series_id, contexts, rebase_branch FROM recheck_requests"
-			  " WHERE state = 'pending' ORDER BY created_at, id", what, err) < 0)
-		goto out;
-	while ((row = store_step(stmt, what, err)) == 1) {
-		struct recheck *r;
-
-		if (*n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct recheck *v = realloc(*out, ncap * sizeof(*v));
-
-			if (!v)
-				goto nomem;
-			*out = v;
-			cap = ncap;
-		}
-		r = &(*out)[*n];
-		memset(r, 0, sizeof(*r));
-		(*n)++;
-		r->id = sqlite3_column_int64(stmt, 0);
-		r->series_id = sqlite3_column_int64(stmt, 1);
-		if (col_dup(stmt, 2, &r->contexts) < 0 || col_dup(stmt, 3, &r->rebase) < 0)
-			goto nomem;
-		if (r->rebase && !*r->rebase) {
-			free(r->rebase);
-			r->rebase = NULL;
-		}
-	}
-	if (row < 0)
-		goto out;
-	rc = 0;
-	goto out;
-nomem:
-	pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-out:
-	sqlite3_finalize(stmt);
-	if (rc) {
-		recheck_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-	}
-	return rc;
-}
-
 void planner_init(struct planner *pl, struct store *st, const struct profile_set *ps,
 		  const char *mirror_root, const char *public_url)
 {
@@ -1678,7 +1527,7 @@ int planner_run(struct planner *pl, struct pg_err *err)
 		goto out;
 	for (size_t i = 0; i < n_ids; i++)
 		plan(&p, ids[i], NULL);
-	if (list_rechecks(pl->st, &rqs, &n_rqs, err) < 0)
+	if (recheck_list_pending(pl->st, &rqs, &n_rqs, err) < 0)
 		goto out;
 	for (size_t i = 0; i < n_rqs; i++)
 		plan(&p, rqs[i].series_id, &rqs[i]);
@@ -1686,7 +1535,7 @@ int planner_run(struct planner *pl, struct pg_err *err)
 out:
 	if (rc)
 		pg_err_prefix(err, "planner pass");
-	recheck_free(rqs, n_rqs);
+	recheck_list_free(rqs, n_rqs);
 	free(ids);
 	free(p.trees);
 	return rc;

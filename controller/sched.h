@@ -375,6 +375,77 @@ int sched_cancel_series_tx(struct store *st, int64_t series_id, const char *reas
 int sched_cancel_job_tx(struct store *st, int64_t job_id, const char *reason, int64_t now,
 			struct sched_cancel_count *count, struct pg_err *err);
 
+/* ------------------------------------------------------------------ */
+/* Runs and rounds (sched_plan.c), inside the caller's open transaction */
+
+/*
+ * This module is the only writer of runs, jobs, attempts, results, samples
+ * and agents; the planner (planner.h) creates runs and jobs, the verdict
+ * pass (verdict_pass.h) ends runs and moves jobs between rounds, the
+ * control command enables agents, all through the functions below.  Each
+ * runs in the caller's open transaction (the plan, the verdict and its
+ * checks commit together); on -1 the caller rolls back.
+ */
+
+/* A run to create: a series (or a recheck of it) on one tree and branch,
+ * at base commit base_commit (40 hex digits or a ref the agent resolves). */
+struct sched_run_new {
+	int64_t series_id;
+	const char *reason;		/* "new" or "recheck" */
+	int64_t recheck_id;		/* 0: none */
+	const char *tree, *branch, *base_commit;
+};
+
+/* Create a run in state 'planned' at now; *run_id gets its id.  Returns
+ * 0, or -1: PG_EINVAL for a missing field, or a store error. */
+int sched_run_add_tx(struct store *st, const struct sched_run_new *r, int64_t now,
+		     int64_t *run_id, struct pg_err *err);
+
+/* Queue a job of run run_id: one context on one host class in one build
+ * mode, with its spec (the JSON the agent leases, job_spec.h) and
+ * priority (SCHED_PRIORITY_HELD and below: held).  *job_id (may be NULL)
+ * gets its id.  Returns 0, or -1: PG_EINVAL, or a store error. */
+int sched_job_add_tx(struct store *st, int64_t run_id, const char *context,
+		     const char *host_class, const char *build_mode, const char *spec,
+		     int64_t priority, int64_t now, int64_t *job_id, struct pg_err *err);
+
+/* A planned or running run is done (every context decided): state 'done',
+ * finished_at now.  *finished is whether it changed (a cancelled or
+ * already done run is left alone).  Returns 0 or -1. */
+int sched_run_finish_tx(struct store *st, int64_t run_id, int64_t now, bool *finished,
+			struct pg_err *err);
+
+/*
+ * A done job goes back to the queue for its next round: state 'queued'
+ * with the new spec, pinned to pin_agent_id (the host of its earlier
+ * rounds), its lease, stage and outcome cleared, outcome_detail = detail
+ * (why it waits, shown on the queue page), and one priority higher when
+ * first_followup (sched.h: it goes before other work of its priority; a
+ * later round keeps that priority).  Returns 0, or -1: PG_ECONFLICT when
+ * the job is not done any more, PG_EINVAL, or a store error.
+ */
+int sched_job_requeue_pinned_tx(struct store *st, int64_t job_id, const char *spec,
+				int64_t pin_agent_id, const char *detail, bool first_followup,
+				struct pg_err *err);
+
+/* A queued follow-up that waits in vain ends as it stands: state 'done'
+ * with outcome (the outcome of its earlier rounds), outcome_detail why,
+ * finished_at now, unpinned.  *changed: whether it was still queued.
+ * Returns 0 or -1. */
+int sched_job_give_up_tx(struct store *st, int64_t job_id, const char *outcome,
+			 const char *why, int64_t now, bool *changed, struct pg_err *err);
+
+/* Clear a job's pin (its follow-up rounds are over): job_id > 0; or, with
+ * job_id 0, the pins of every cancelled job (a follow-up cancelled with
+ * its run waits for nothing).  One statement: it needs no transaction.
+ * Returns 0 or -1. */
+int sched_job_unpin(struct store *st, int64_t job_id, struct pg_err *err);
+
+/* Enable or disable the agent named name (one statement).  A disabled
+ * agent's requests are refused and its lease expires.  Returns 0, or -1:
+ * PG_ENOTFOUND for no such agent, or a store error. */
+int sched_agent_enable(struct store *st, const char *name, bool enable, struct pg_err *err);
+
 /*
  * sched_agent_update(), sched_lease(), sched_heartbeat() and
  * sched_result() inside the caller's open transaction: the same checks,

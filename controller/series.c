@@ -3,13 +3,16 @@
 #include "series.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "log.h"
+#include "recheck.h"
 #include "store.h"
+#include "time.h"
 
 /* Unthreaded siblings must have been sent this close together (Patchwork's
  * SERIES_DELAY_INTERVAL). */
@@ -34,41 +37,24 @@ static void series_lower(const char *in, char *out, size_t outlen)
  * store grows.
  */
 
-/* Run a query whose first column is an id; 0 in *id when no row. */
-static int series_query_id(struct store *st, const char *what, const char *sql,
-			   const struct store_arg *args, size_t nargs, int64_t *id,
-			   struct pg_err *err)
-{
-	struct pg_err e = PG_ERR_INIT;
-
-	*id = 0;
-	if (store_query_int(st, what, sql, args, nargs, id, &e) < 0) {
-		if (e.code == PG_ENOTFOUND)
-			return 0;
-		*err = e;
-		return -1;
-	}
-	return 0;
-}
-
 int series_of_msgid(struct intake *in, const char *msgid, int64_t *series_id,
 		    struct pg_err *err)
 {
-	if (series_query_id(in->st, "find series of patch",
-			    "SELECT p.series_id FROM patches p JOIN messages m ON m.id = p.message_id"
-			    " JOIN series s ON s.id = p.series_id"
-			    " WHERE m.msgid = ?1 AND s.project = ?2 ORDER BY p.series_id DESC LIMIT 1",
-			    STORE_ARGS(STORE_TEXT(msgid), STORE_TEXT(in->project)),
-			    series_id, err) < 0)
+	if (store_query_id(in->st, "find series of patch",
+			   "SELECT p.series_id FROM patches p JOIN messages m ON m.id = p.message_id"
+			   " JOIN series s ON s.id = p.series_id"
+			   " WHERE m.msgid = ?1 AND s.project = ?2 ORDER BY p.series_id DESC LIMIT 1",
+			   STORE_ARGS(STORE_TEXT(msgid), STORE_TEXT(in->project)),
+			   series_id, err) < 0)
 		return -1;
 	if (*series_id)
 		return 0;
-	return series_query_id(in->st, "find series of cover",
-			       "SELECT s.id FROM messages m CROSS JOIN series s"
-			       " ON s.cover_message_id = m.id"
-			       " WHERE m.msgid = ?1 AND s.project = ?2 ORDER BY s.id DESC LIMIT 1",
-			       STORE_ARGS(STORE_TEXT(msgid), STORE_TEXT(in->project)),
-			       series_id, err);
+	return store_query_id(in->st, "find series of cover",
+			      "SELECT s.id FROM messages m CROSS JOIN series s"
+			      " ON s.cover_message_id = m.id"
+			      " WHERE m.msgid = ?1 AND s.project = ?2 ORDER BY s.id DESC LIMIT 1",
+			      STORE_ARGS(STORE_TEXT(msgid), STORE_TEXT(in->project)),
+			      series_id, err);
 }
 
 /* The ids a mail is threaded under, closest first: its own Message-ID,
@@ -96,26 +82,26 @@ static int series_find(struct intake *in, const struct series_mail *sm, const ch
 
 	*series_id = 0;
 	for (size_t i = 0; i < n && !*series_id; i++)
-		if (series_query_id(in->st, "find series by thread",
-				    "SELECT s.id FROM series_refs r CROSS JOIN series s ON s.id = r.series_id"
-				    " WHERE r.msgid = ?1 AND s.project = ?2 AND s.version = ?3"
-				    " AND s.total = ?4 AND s.submitter_addr = ?5"
-				    " ORDER BY s.id DESC LIMIT 1",
-				    STORE_ARGS(STORE_TEXT(ids[i]), STORE_TEXT(in->project),
-					       STORE_INT(version), STORE_INT(total),
-					       STORE_TEXT(submitter)),
-				    series_id, err) < 0)
+		if (store_query_id(in->st, "find series by thread",
+				   "SELECT s.id FROM series_refs r CROSS JOIN series s ON s.id = r.series_id"
+				   " WHERE r.msgid = ?1 AND s.project = ?2 AND s.version = ?3"
+				   " AND s.total = ?4 AND s.submitter_addr = ?5"
+				   " ORDER BY s.id DESC LIMIT 1",
+				   STORE_ARGS(STORE_TEXT(ids[i]), STORE_TEXT(in->project),
+					      STORE_INT(version), STORE_INT(total),
+					      STORE_TEXT(submitter)),
+				   series_id, err) < 0)
 			return -1;
 	if (*series_id)
 		return 0;
-	return series_query_id(in->st, "find unthreaded series",
-			       "SELECT id FROM series WHERE +project = ?1 AND +submitter_addr = ?2"
-			       " AND version = ?3 AND total = ?4 AND state = 'incomplete'"
-			       " AND received_at BETWEEN ?5 - ?6 AND ?5 + ?6 ORDER BY id DESC LIMIT 1",
-			       STORE_ARGS(STORE_TEXT(in->project), STORE_TEXT(submitter),
-					  STORE_INT(version), STORE_INT(total), STORE_INT(sm->date_s),
-					  STORE_INT(SERIES_UNTHREADED_WINDOW_S)),
-			       series_id, err);
+	return store_query_id(in->st, "find unthreaded series",
+			      "SELECT id FROM series WHERE +project = ?1 AND +submitter_addr = ?2"
+			      " AND version = ?3 AND total = ?4 AND state = 'incomplete'"
+			      " AND received_at BETWEEN ?5 - ?6 AND ?5 + ?6 ORDER BY id DESC LIMIT 1",
+			      STORE_ARGS(STORE_TEXT(in->project), STORE_TEXT(submitter),
+					 STORE_INT(version), STORE_INT(total), STORE_INT(sm->date_s),
+					 STORE_INT(SERIES_UNTHREADED_WINDOW_S)),
+			      series_id, err);
 }
 
 static int series_tags(const struct pg_subject *s, char *out, size_t outlen)
@@ -180,36 +166,117 @@ static int series_index(struct intake *in, int64_t series_id, const struct pg_ma
 	return 0;
 }
 
+int series_dep_resolve(struct store *st, const char *project, int64_t owner, const char *kind,
+		       const char *ref, int64_t *dep, struct pg_err *err)
+{
+	char *end = NULL;
+	long long num;
+
+	*dep = 0;
+	if (strcmp(kind, "msgid") == 0) {
+		/* A series' own patch or cover: a self-reference. */
+		if (store_query_id(st, "resolve dependency on itself",
+				   "SELECT p.series_id FROM messages m JOIN patches p"
+				   " ON p.message_id = m.id WHERE m.msgid = ?1 AND p.series_id = ?2"
+				   " UNION ALL SELECT s.id FROM messages m JOIN series s"
+				   " ON s.cover_message_id = m.id WHERE m.msgid = ?1 AND s.id = ?2",
+				   STORE_ARGS(STORE_TEXT(ref), STORE_INT(owner)), dep, err) < 0)
+			return -1;
+		if (*dep)
+			return 0;
+		if (store_query_id(st, "resolve dependency by patch",
+				   "SELECT p.series_id FROM messages m JOIN patches p ON p.message_id = m.id"
+				   " JOIN series s ON s.id = p.series_id WHERE m.msgid = ?1"
+				   " AND s.project = ?2 AND s.id <> ?3 ORDER BY p.series_id DESC LIMIT 1",
+				   STORE_ARGS(STORE_TEXT(ref), STORE_TEXT(project), STORE_INT(owner)),
+				   dep, err) < 0)
+			return -1;
+		if (!*dep &&
+		    store_query_id(st, "resolve dependency by cover",
+				   "SELECT s.id FROM messages m JOIN series s ON s.cover_message_id = m.id"
+				   " WHERE m.msgid = ?1 AND s.project = ?2 AND s.id <> ?3"
+				   " ORDER BY s.id DESC LIMIT 1",
+				   STORE_ARGS(STORE_TEXT(ref), STORE_TEXT(project), STORE_INT(owner)),
+				   dep, err) < 0)
+			return -1;
+		/* The thread index also holds what a series' mails refer to,
+		 * so a later series may list an earlier one's ids: the
+		 * earliest series that knows the id is its owner. */
+		if (!*dep &&
+		    store_query_id(st, "resolve dependency by thread",
+				   "SELECT r.series_id FROM series_refs r JOIN series s ON s.id = r.series_id"
+				   " WHERE r.msgid = ?1 AND s.project = ?2 AND s.id <> ?3"
+				   " ORDER BY r.series_id LIMIT 1",
+				   STORE_ARGS(STORE_TEXT(ref), STORE_TEXT(project), STORE_INT(owner)),
+				   dep, err) < 0)
+			return -1;
+		return 0;
+	}
+	errno = 0;
+	num = strtoll(ref, &end, 10);
+	if (errno || end == ref || *end || num <= 0)
+		return 0;	/* not a number: nothing can match */
+	if (store_query_id(st, "resolve dependency on itself",
+			   strcmp(kind, "series") == 0 ?
+			   "SELECT id FROM series WHERE id = ?1 AND pw_series_id = ?2" :
+			   "SELECT series_id FROM patches WHERE series_id = ?1 AND pw_patch_id = ?2",
+			   STORE_ARGS(STORE_INT(owner), STORE_INT(num)), dep, err) < 0)
+		return -1;
+	if (*dep)
+		return 0;
+	if (strcmp(kind, "series") == 0)
+		return store_query_id(st, "resolve dependency by Patchwork series",
+				      "SELECT id FROM series WHERE project = ?1 AND pw_series_id = ?2"
+				      " AND id <> ?3 ORDER BY id DESC LIMIT 1",
+				      STORE_ARGS(STORE_TEXT(project), STORE_INT(num), STORE_INT(owner)),
+				      dep, err);
+	return store_query_id(st, "resolve dependency by Patchwork patch",
+			      "SELECT p.series_id FROM patches p JOIN series s ON s.id = p.series_id"
+			      " WHERE s.project = ?1 AND p.pw_patch_id = ?2 AND s.id <> ?3"
+			      " ORDER BY p.series_id DESC LIMIT 1",
+			      STORE_ARGS(STORE_TEXT(project), STORE_INT(num), STORE_INT(owner)),
+			      dep, err);
+}
+
+int series_dep_record(struct store *st, int64_t owner, const char *kind, const char *ref,
+		      int64_t dep, struct pg_err *err)
+{
+	if (dep <= 0 || dep == owner)
+		return pg_err_set(err, PG_EINVAL, "record dependency of series %lld: bad series %lld",
+				  (long long)owner, (long long)dep);
+	return store_run(st, "record dependency",
+			 "UPDATE series_deps SET dep_series_id = ?1 WHERE series_id = ?2"
+			 " AND kind = ?3 AND ref = ?4 AND dep_series_id IS NULL",
+			 STORE_ARGS(STORE_INT(dep), STORE_INT(owner), STORE_TEXT(kind),
+				    STORE_TEXT(ref)), err);
+}
+
 static int series_add_deps(struct intake *in, int64_t series_id, const struct pg_trailers *t,
 			   struct pg_err *err)
 {
 	for (size_t i = 0; i < t->ndeps; i++) {
 		const struct pg_dep *d = &t->deps[i];
+		const char *kind = pg_dep_kind_name(d->kind);
 		char ref[PG_TRAILERS_MSGID_MAX];
 		int64_t dep = 0;
+		int n;
 
-		if (d->kind == PG_DEP_MSGID) {
-			snprintf(ref, sizeof(ref), "%s", d->msgid);
-			if (series_of_msgid(in, d->msgid, &dep, err) < 0)
-				return -1;
-		} else {
-			snprintf(ref, sizeof(ref), "%llu", (unsigned long long)d->id);
-			if (series_query_id(in->st, "resolve dependency",
-					    d->kind == PG_DEP_SERIES ?
-					    "SELECT id FROM series WHERE project = ?1 AND pw_series_id = ?2" :
-					    "SELECT p.series_id FROM patches p JOIN series s ON s.id = p.series_id"
-					    " WHERE s.project = ?1 AND p.pw_patch_id = ?2",
-					    STORE_ARGS(STORE_TEXT(in->project), STORE_INT((int64_t)d->id)),
-					    &dep, err) < 0)
-				return -1;
-		}
+		if (d->kind == PG_DEP_MSGID)
+			n = snprintf(ref, sizeof(ref), "%s", d->msgid);
+		else
+			n = snprintf(ref, sizeof(ref), "%llu", (unsigned long long)d->id);
+		if (n < 0 || (size_t)n >= sizeof(ref))
+			return pg_err_set(err, PG_EINVAL, "series %lld: Depends-on reference too long",
+					  (long long)series_id);
+		if (series_dep_resolve(in->st, in->project, series_id, kind, ref, &dep, err) < 0)
+			return -1;
 		if (dep == series_id)
-			continue;
+			continue;	/* names the series itself */
 		if (store_run(in->st, "record dependency",
 			      "INSERT OR IGNORE INTO series_deps (series_id, kind, ref, dep_series_id)"
 			      " VALUES (?1, ?2, ?3, ?4)",
-			      STORE_ARGS(STORE_INT(series_id), STORE_TEXT(pg_dep_kind_name(d->kind)),
-					 STORE_TEXT(ref), dep ? STORE_INT(dep) : STORE_NULL),
+			      STORE_ARGS(STORE_INT(series_id), STORE_TEXT(kind), STORE_TEXT(ref),
+					 dep ? STORE_INT(dep) : STORE_NULL),
 			      err) < 0)
 			return -1;
 	}
@@ -222,12 +289,12 @@ static int series_supersede(struct intake *in, int64_t series_id, struct pg_err 
 {
 	int64_t newer = 0, older;
 
-	if (series_query_id(in->st, "find newer version",
-			    "SELECT n.id FROM series s JOIN series n ON n.project = s.project"
-			    " AND n.submitter_addr = s.submitter_addr AND n.series_key = s.series_key"
-			    " AND n.version > s.version AND n.state = 'complete'"
-			    " WHERE s.id = ?1 AND s.series_key <> '' ORDER BY n.version DESC LIMIT 1",
-			    STORE_ARGS(STORE_INT(series_id)), &newer, err) < 0)
+	if (store_query_id(in->st, "find newer version",
+			   "SELECT n.id FROM series s JOIN series n ON n.project = s.project"
+			   " AND n.submitter_addr = s.submitter_addr AND n.series_key = s.series_key"
+			   " AND n.version > s.version AND n.state = 'complete'"
+			   " WHERE s.id = ?1 AND s.series_key <> '' ORDER BY n.version DESC LIMIT 1",
+			   STORE_ARGS(STORE_INT(series_id)), &newer, err) < 0)
 		return -1;
 	if (newer) {
 		if (store_run(in->st, "supersede late series",
@@ -246,23 +313,23 @@ static int series_supersede(struct intake *in, int64_t series_id, struct pg_err 
 	 * (a v2 sent --in-reply-to the v1 cover).  Two queries rather than
 	 * one with OR, so that each walks an index, not every series. */
 	for (;;) {
-		if (series_query_id(in->st, "find older version by title",
-				    "SELECT o.id FROM series s JOIN series o ON o.project = s.project"
-				    " AND o.submitter_addr = s.submitter_addr AND o.series_key = s.series_key"
-				    " AND o.version < s.version AND o.state <> 'superseded' AND o.id <> s.id"
-				    " WHERE s.id = ?1 AND s.series_key <> ''"
-				    " ORDER BY o.version DESC, o.id DESC LIMIT 1",
-				    STORE_ARGS(STORE_INT(series_id)), &older, err) < 0)
+		if (store_query_id(in->st, "find older version by title",
+				   "SELECT o.id FROM series s JOIN series o ON o.project = s.project"
+				   " AND o.submitter_addr = s.submitter_addr AND o.series_key = s.series_key"
+				   " AND o.version < s.version AND o.state <> 'superseded' AND o.id <> s.id"
+				   " WHERE s.id = ?1 AND s.series_key <> ''"
+				   " ORDER BY o.version DESC, o.id DESC LIMIT 1",
+				   STORE_ARGS(STORE_INT(series_id)), &older, err) < 0)
 			return -1;
 		if (!older &&
-		    series_query_id(in->st, "find older version by thread",
-				    "SELECT o.id FROM series s CROSS JOIN series_refs r1 ON r1.series_id = s.id"
-				    " CROSS JOIN series_refs r2 ON r2.msgid = r1.msgid AND r2.series_id <> s.id"
-				    " CROSS JOIN series o ON o.id = r2.series_id AND o.project = s.project"
-				    " AND o.submitter_addr = s.submitter_addr AND o.version < s.version"
-				    " AND o.state <> 'superseded'"
-				    " WHERE s.id = ?1 ORDER BY o.version DESC, o.id DESC LIMIT 1",
-				    STORE_ARGS(STORE_INT(series_id)), &older, err) < 0)
+		    store_query_id(in->st, "find older version by thread",
+				   "SELECT o.id FROM series s CROSS JOIN series_refs r1 ON r1.series_id = s.id"
+				   " CROSS JOIN series_refs r2 ON r2.msgid = r1.msgid AND r2.series_id <> s.id"
+				   " CROSS JOIN series o ON o.id = r2.series_id AND o.project = s.project"
+				   " AND o.submitter_addr = s.submitter_addr AND o.version < s.version"
+				   " AND o.state <> 'superseded'"
+				   " WHERE s.id = ?1 ORDER BY o.version DESC, o.id DESC LIMIT 1",
+				   STORE_ARGS(STORE_INT(series_id)), &older, err) < 0)
 			return -1;
 		if (!older)
 			return 0;
@@ -309,11 +376,11 @@ static int series_has(struct intake *in, int64_t series_id, unsigned number, int
 {
 	int64_t id;
 
-	if (series_query_id(in->st, "look for patch number",
-			    number ? "SELECT id FROM patches WHERE series_id = ?1 AND number = ?2"
-				   : "SELECT id FROM series WHERE id = ?1 AND ?2 = 0"
-				     " AND cover_message_id IS NOT NULL",
-			    STORE_ARGS(STORE_INT(series_id), STORE_INT(number)), &id, err) < 0)
+	if (store_query_id(in->st, "look for patch number",
+			   number ? "SELECT id FROM patches WHERE series_id = ?1 AND number = ?2"
+				  : "SELECT id FROM series WHERE id = ?1 AND ?2 = 0"
+				    " AND cover_message_id IS NOT NULL",
+			   STORE_ARGS(STORE_INT(series_id), STORE_INT(number)), &id, err) < 0)
 		return -1;
 	*has = id != 0;
 	return 0;
@@ -439,7 +506,9 @@ int series_recheck(struct intake *in, int64_t series_id, const char *origin, con
 		   const char *requester, const struct pg_trailers *tr, struct pg_err *err)
 {
 	struct pg_buf ctx = PG_BUF_INIT(4096);
+	struct recheck_new req;
 	struct pg_recheck ours;
+	int64_t id;
 	int rc = -1;
 
 	if (pg_trailers_recheck_ours(tr, in->contexts, in->n_contexts, &ours) == 0)
@@ -449,16 +518,15 @@ int series_recheck(struct intake *in, int64_t series_id, const char *origin, con
 			pg_err_set(err, PG_ENOMEM, "recheck contexts too long");
 			goto out;
 		}
-	if (store_run(in->st, "record recheck request",
-		      "INSERT OR IGNORE INTO recheck_requests (series_id, origin, msgid, requester,"
-		      " contexts, rebase_branch, created_at)"
-		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, strftime('%s', 'now'))",
-		      STORE_ARGS(STORE_INT(series_id), STORE_TEXT(origin), STORE_TEXT(msgid),
-				 STORE_TEXT(requester), STORE_TEXT(pg_buf_str(&ctx)),
-				 *ours.rebase ? STORE_TEXT(ours.rebase) : STORE_NULL),
-		      err) < 0)
+	req.series_id = series_id;
+	req.origin = origin;
+	req.msgid = msgid;
+	req.requester = requester;
+	req.contexts = pg_buf_str(&ctx);
+	req.rebase = ours.rebase;
+	if (recheck_add(in->st, &req, pg_time_wall_ms() / 1000, &id, err) < 0)
 		goto out;
-	if (store_changes(in->st) > 0) {
+	if (id) {
 		in->stats.rechecks++;
 		pg_log_info("intake", "series %lld: recheck of %s requested by %s%s%s",
 			    (long long)series_id, pg_buf_str(&ctx), requester,
@@ -491,4 +559,48 @@ int series_add_reply(struct intake *in, const struct series_mail *sm, struct pg_
 	}
 	return series_recheck(in, series_id, "mail", sm->mail->message_id, sm->mail->from_addr,
 			      sm->trailers, err);
+}
+
+/* ---- Patchwork's ids and staleness ------------------------------------- */
+
+int series_remember_pw_ids(struct store *st, int64_t series_id, const char *msgid,
+			   int64_t pw_patch_id, int64_t pw_series_id, struct pg_err *err)
+{
+	if (pw_patch_id > 0 && msgid &&
+	    store_run(st, "remember Patchwork patch id",
+		      "UPDATE patches SET pw_patch_id = ?1 WHERE series_id = ?2 AND pw_patch_id"
+		      " IS NULL AND message_id IN (SELECT id FROM messages WHERE msgid = ?3)",
+		      STORE_ARGS(STORE_INT(pw_patch_id), STORE_INT(series_id), STORE_TEXT(msgid)),
+		      err) < 0)
+		return -1;
+	if (pw_series_id > 0 &&
+	    store_run(st, "remember Patchwork series id",
+		      "UPDATE series SET pw_series_id = ?1 WHERE id = ?2 AND pw_series_id IS NULL",
+		      STORE_ARGS(STORE_INT(pw_series_id), STORE_INT(series_id)), err) < 0)
+		return -1;
+	return 0;
+}
+
+int series_patch_set_pw_id(struct store *st, int64_t patch_id, int64_t pw_patch_id,
+			   struct pg_err *err)
+{
+	if (patch_id <= 0 || pw_patch_id <= 0)
+		return pg_err_set(err, PG_EINVAL, "record a Patchwork patch id: bad id");
+	return store_run(st, "record a Patchwork patch id",
+			 "UPDATE patches SET pw_patch_id = ?2 WHERE id = ?1 AND pw_patch_id IS NULL",
+			 STORE_ARGS(STORE_INT(patch_id), STORE_INT(pw_patch_id)), err);
+}
+
+int series_mark_stale(struct store *st, const char *project, int64_t now, int64_t after_s,
+		      int64_t *marked, struct pg_err *err)
+{
+	*marked = 0;
+	if (store_run(st, "mark stale series",
+		      "UPDATE series SET stale_at = ?1 WHERE project = ?2 AND state = 'incomplete'"
+		      " AND stale_at IS NULL AND received_at < ?3",
+		      STORE_ARGS(STORE_INT(now), STORE_TEXT(project), STORE_INT(now - after_s)),
+		      err) < 0)
+		return -1;
+	*marked = store_changes(st);
+	return 0;
 }

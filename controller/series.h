@@ -23,12 +23,19 @@
  *  - A reply carrying "Recheck-request: ctx, ..." naming contexts of ours
  *    becomes a recheck request on the series of the message it replies to.
  *
- * All functions run inside the caller's transaction.
+ * Ownership: this module is the only writer of series, series_refs,
+ * series_deps and patches, and the only place that resolves a Depends-on
+ * (intake when the mail arrives, the planner when it waits for one); the
+ * others read them, or call the functions below.
+ *
+ * All functions run inside the caller's transaction (or, for one
+ * statement, none).
  */
 
 #include <stdint.h>
 
 #include "err.h"
+#include "store.h"
 #include "intake.h"
 #include "mail.h"
 #include "subject.h"
@@ -62,5 +69,40 @@ int series_recheck(struct intake *in, int64_t series_id, const char *origin, con
 /* The series that message `msgid` is a patch or the cover of, or 0. */
 int series_of_msgid(struct intake *in, const char *msgid, int64_t *series_id,
 		    struct pg_err *err);
+
+/*
+ * The series a Depends-on names, for series owner of project: kind
+ * "msgid" (a patch's or cover's Message-ID, without '<' '>'), "series" or
+ * "patch" (Patchwork ids, ref in decimal).  *dep is owner when the
+ * reference names the series itself (its own patch, cover or Patchwork
+ * id: the caller ignores it); else the newest other series with that
+ * patch, cover or Patchwork id, or, for a Message-ID, the earliest series
+ * whose thread refers to it (a later series may list an earlier one's
+ * ids); 0 when none is known yet.  Returns 0 or -1 (a store error).
+ */
+int series_dep_resolve(struct store *st, const char *project, int64_t owner, const char *kind,
+		       const char *ref, int64_t *dep, struct pg_err *err);
+
+/* Record that the Depends-on (kind, ref) of series owner, unresolved so
+ * far, is series dep (not owner).  Returns 0 or -1. */
+int series_dep_record(struct store *st, int64_t owner, const char *kind, const char *ref,
+		      int64_t dep, struct pg_err *err);
+
+/* Patchwork's ids of a mail seen again through Patchwork after an archive
+ * brought it (or the other way round): the patch with Message-ID msgid in
+ * series_id and the series itself get them where they have none yet;
+ * 0 leaves one alone.  Returns 0 or -1. */
+int series_remember_pw_ids(struct store *st, int64_t series_id, const char *msgid,
+			   int64_t pw_patch_id, int64_t pw_series_id, struct pg_err *err);
+
+/* The Patchwork id of patch row patch_id, found by its Message-ID (the
+ * outbox's lookup), where it has none yet.  Returns 0 or -1. */
+int series_patch_set_pw_id(struct store *st, int64_t patch_id, int64_t pw_patch_id,
+			   struct pg_err *err);
+
+/* Mark the incomplete series of project received before now - after_s as
+ * stale (once); *marked gets how many.  Returns 0 or -1. */
+int series_mark_stale(struct store *st, const char *project, int64_t now, int64_t after_s,
+		      int64_t *marked, struct pg_err *err);
 
 #endif

@@ -271,9 +271,9 @@ out:
 	return rc;
 }
 
-int store_query_int(struct store *st, const char *what, const char *sql,
-		    const struct store_arg *args, size_t nargs, int64_t *out,
-		    struct pg_err *err)
+static int store_query_first(struct store *st, const char *what, const char *sql,
+			     const struct store_arg *args, size_t nargs, int64_t *out,
+			     bool none_ok, struct pg_err *err)
 {
 	sqlite3_stmt *stmt = NULL;
 	int rc = -1;
@@ -287,7 +287,10 @@ int store_query_int(struct store *st, const char *what, const char *sql,
 	if (r < 0)
 		goto out;
 	if (r == 0) {
-		pg_err_set(err, PG_ENOTFOUND, "%s: no row", what);
+		if (none_ok)
+			rc = 0;
+		else
+			pg_err_set(err, PG_ENOTFOUND, "%s: no row", what);
 		goto out;
 	}
 	*out = sqlite3_column_int64(stmt, 0);
@@ -295,6 +298,20 @@ int store_query_int(struct store *st, const char *what, const char *sql,
 out:
 	store_done(st, stmt);
 	return rc;
+}
+
+int store_query_int(struct store *st, const char *what, const char *sql,
+		    const struct store_arg *args, size_t nargs, int64_t *out,
+		    struct pg_err *err)
+{
+	return store_query_first(st, what, sql, args, nargs, out, false, err);
+}
+
+int store_query_id(struct store *st, const char *what, const char *sql,
+		   const struct store_arg *args, size_t nargs, int64_t *id, struct pg_err *err)
+{
+	*id = 0;
+	return store_query_first(st, what, sql, args, nargs, id, true, err);
 }
 
 int store_exec(struct store *st, const char *sql, const char *what,

@@ -200,6 +200,11 @@ int store_query_int(struct store *st, const char *what, const char *sql,
 		    const struct store_arg *args, size_t nargs, int64_t *out,
 		    struct pg_err *err);
 
+/* The same for a query whose first column is an id: *id is 0 when there is
+ * no row (not an error).  Returns 0 or -1. */
+int store_query_id(struct store *st, const char *what, const char *sql,
+		   const struct store_arg *args, size_t nargs, int64_t *id, struct pg_err *err);
+
 /* Run fixed SQL text (one or more statements, no parameters): pragmas and
  * schema scripts.  Never for text that holds values.  Returns 0 or -1. */
 int store_exec(struct store *st, const char *sql, const char *what,

@@ -130,6 +130,7 @@ static int finish_run(struct verdict_pass *vp, int64_t run_id, int64_t now,
 		      struct pg_buf *lines, struct verdict_pass_stats *d, struct pg_err *err)
 {
 	int64_t open;
+	bool finished;
 
 	if (store_query_int(vp->st, "look for undecided contexts",
 			    "SELECT count(*) FROM (SELECT context FROM jobs WHERE run_id = ?1"
@@ -140,12 +141,9 @@ static int finish_run(struct verdict_pass *vp, int64_t run_id, int64_t now,
 		return -1;
 	if (open)
 		return 0;
-	if (store_run(vp->st, "finish run",
-		      "UPDATE runs SET state = 'done', finished_at = ?2"
-		      " WHERE id = ?1 AND state IN ('planned', 'running')",
-		      STORE_ARGS(STORE_INT(run_id), STORE_INT(now)), err) < 0)
+	if (sched_run_finish_tx(vp->st, run_id, now, &finished, err) < 0)
 		return -1;
-	if (store_changes(vp->st)) {
+	if (finished) {
 		d->runs_done++;
 		vp_say(lines, "run %lld: done", (long long)run_id);
 	}
@@ -314,9 +312,7 @@ static int store_job_rows(struct verdict_pass *vp, const struct vp_job *j, int64
 				 STORE_TEXT(j->out.summary), STORE_INT(now)), err) < 0)
 		return -1;
 	/* The pin only matters while a follow-up waits. */
-	return store_run(vp->st, "clear pin",
-			 "UPDATE jobs SET pin_agent_id = NULL WHERE id = ?1 AND pin_agent_id IS NOT NULL",
-			 STORE_ARGS(STORE_INT(j->id)), err);
+	return sched_job_unpin(vp->st, j->id, err);
 }
 
 static int spec_set(cJSON *spec, const char *name, cJSON *item)
@@ -372,18 +368,9 @@ static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct p
 	snprintf(detail, sizeof(detail), "follow-up round %d: %d more run%s per side on %s (%s)",
 		 j->round + 1, j->out.more_repetitions, j->out.more_repetitions == 1 ? "" : "s",
 		 j->host, j->out.summary);
-	if (store_run(vp->st, "queue follow-up",
-		      "UPDATE jobs SET state = 'queued', spec = ?2, pin_agent_id = ?3, agent_id = NULL,"
-		      " lease_expires = NULL, outcome = NULL, outcome_detail = ?4, finished_at = NULL,"
-		      " stage = NULL, progress = NULL, stage_at = NULL,"
-		      " priority = priority + (?5 = 0) WHERE id = ?1 AND state = 'done'",
-		      STORE_ARGS(STORE_INT(j->id), STORE_TEXT(text), STORE_INT(j->host_agent_id),
-				 STORE_TEXT(detail), STORE_INT(j->round)), err) < 0)
+	if (sched_job_requeue_pinned_tx(vp->st, j->id, text, j->host_agent_id, detail,
+					j->round == 0, err) < 0)
 		goto out;
-	if (store_changes(vp->st) != 1) {
-		pg_err_set(err, PG_EDB, "queue follow-up: the job changed under us");
-		goto out;
-	}
 	job_name(j, name, sizeof(name));
 	vp_say(lines, "%s: pending: %s", name, detail);
 	rc = 0;
@@ -441,7 +428,7 @@ static int decide_job(struct verdict_pass *vp, int64_t job_id, bool give_up,
 {
 	char name[512], why[256];
 	struct vp_job j;
-	bool usable;
+	bool usable, changed;
 	int64_t now = vp_now(vp);
 	int rc = -1, found;
 
@@ -459,14 +446,12 @@ static int decide_job(struct verdict_pass *vp, int64_t job_id, bool give_up,
 		if (!*why)
 			goto nothing;
 		/* Done with what the earlier rounds measured. */
-		if (store_run(vp->st, "give up follow-up",
-			      "UPDATE jobs SET state = 'done', outcome = ?2, outcome_detail = ?3,"
-			      " finished_at = ?4, pin_agent_id = NULL"
-			      " WHERE id = ?1 AND state = 'queued'",
-			      STORE_ARGS(STORE_INT(job_id),
-					 STORE_TEXT(j.eval_outcome ? j.eval_outcome : "infra-error"),
-					 STORE_TEXT(why), STORE_INT(now)), err) < 0)
+		if (sched_job_give_up_tx(vp->st, job_id,
+					 j.eval_outcome ? j.eval_outcome : "infra-error", why, now,
+					 &changed, err) < 0)
 			goto out;
+		if (!changed)
+			goto nothing;
 		job_name(&j, name, sizeof(name));
 		vp_say(lines, "%s: follow-up round %d given up: %s", name, j.round, why);
 		d->given_up++;
@@ -660,9 +645,7 @@ int verdict_pass_run(struct verdict_pass *vp, struct pg_err *err)
 	}
 	/* A follow-up cancelled with its run (a newer version of the series)
 	 * waits for nothing any more. */
-	if (store_run(vp->st, "unpin cancelled jobs",
-		      "UPDATE jobs SET pin_agent_id = NULL"
-		      " WHERE pin_agent_id IS NOT NULL AND state = 'cancelled'", NULL, 0, err) < 0)
+	if (sched_job_unpin(vp->st, 0, err) < 0)
 		goto out;
 	/* 1. Follow-ups that wait in vain. */
 	if (list_ids(vp->st,

@@ -38,6 +38,7 @@
 #include "log.h"
 #include "planner.h"
 #include "profile.h"
+#include "series.h"
 #include "store.h"
 #include "trees.h"
 
@@ -1091,6 +1092,66 @@ static void test_real_intake(void **state)
 	cJSON_Delete(spec);
 }
 
+/* The one resolver of Depends-on (series.c), as intake and the planner
+ * both use it: a series' own ids name itself, a Patchwork id the series
+ * that has it, a Message-ID only threaded below a series the
+ * earliest such series; unknown or malformed references nothing. */
+static void test_dep_resolve(void **state)
+{
+	struct fx *f = *state;
+	int64_t s1 = add_series(f, "a", 1, 1, NULL, NULL, "lib/a.c");
+	int64_t s2 = add_series(f, "b", 1, 1, NULL, NULL, "lib/b.c");
+	int64_t s3 = add_series(f, "c", 1, 1, NULL, NULL, "lib/c.c");
+	struct pg_err err = PG_ERR_INIT;
+	char own[128];
+	int64_t dep = -1;
+
+	run_sql(f, "UPDATE series SET pw_series_id = 77 WHERE id = ?1", STORE_ARGS(STORE_INT(s2)));
+	run_sql(f, "UPDATE patches SET pw_patch_id = 900 + series_id", NULL, 0);
+	run_sql(f, "INSERT INTO series_refs (series_id, msgid) VALUES (?1, 'up@test'),"
+		" (?2, 'up@test')", STORE_ARGS(STORE_INT(s2), STORE_INT(s1)));
+	q_text(f, "SELECT m.msgid FROM patches p JOIN messages m ON m.id = p.message_id"
+	       " WHERE p.series_id = ?1", STORE_ARGS(STORE_INT(s3)), own, sizeof(own));
+
+	assert_int_equal(series_dep_resolve(f->st, "dpdk", s3, "msgid", own, &dep, &err), 0);
+	assert_int_equal(dep, s3);
+	assert_int_equal(series_dep_resolve(f->st, "dpdk", s1, "msgid", own, &dep, &err), 0);
+	assert_int_equal(dep, s3);
+	assert_int_equal(series_dep_resolve(f->st, "dpdk", s3, "series", "77", &dep, &err), 0);
+	assert_int_equal(dep, s2);
+	assert_int_equal(series_dep_resolve(f->st, "dpdk", s2, "series", "77", &dep, &err), 0);
+	assert_int_equal(dep, s2);	/* itself */
+	{
+		char ref[32];
+
+		snprintf(ref, sizeof(ref), "%lld", (long long)(900 + s2));
+		assert_int_equal(series_dep_resolve(f->st, "dpdk", s1, "patch", ref, &dep, &err),
+				 0);
+		assert_int_equal(dep, s2);
+	}
+	assert_int_equal(series_dep_resolve(f->st, "dpdk", s3, "msgid", "up@test", &dep, &err), 0);
+	assert_int_equal(dep, s1);
+	assert_int_equal(series_dep_resolve(f->st, "dpdk", s1, "msgid", "up@test", &dep, &err), 0);
+	assert_int_equal(dep, s2);
+	assert_int_equal(series_dep_resolve(f->st, "other", s3, "series", "77", &dep, &err), 0);
+	assert_int_equal(dep, 0);
+	assert_int_equal(series_dep_resolve(f->st, "dpdk", s3, "series", "77x", &dep, &err), 0);
+	assert_int_equal(dep, 0);
+	assert_int_equal(series_dep_resolve(f->st, "dpdk", s3, "msgid", "nobody@test", &dep, &err),
+			 0);
+	assert_int_equal(dep, 0);
+
+	/* Recorded once, never as the series itself. */
+	run_sql(f, "INSERT INTO series_deps (series_id, kind, ref) VALUES (?1, 'series', '77')",
+		STORE_ARGS(STORE_INT(s3)));
+	assert_int_equal(series_dep_record(f->st, s3, "series", "77", s3, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_int_equal(series_dep_record(f->st, s3, "series", "77", s2, &err), 0);
+	assert_int_equal(series_dep_record(f->st, s3, "series", "77", s1, &err), 0);
+	assert_int_equal(q_int(f, "SELECT dep_series_id FROM series_deps WHERE series_id = ?1",
+			       STORE_ARGS(STORE_INT(s3))), s2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1100,6 +1161,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recheck, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_superseded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depends_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dep_resolve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_tree_and_branch, setup, teardown),
 		cmocka_unit_test(test_stats_print),
 		cmocka_unit_test_setup_teardown(test_real_intake, setup, teardown),

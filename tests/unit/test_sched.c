@@ -1484,6 +1484,140 @@ static void test_batch_in_one_transaction(void **state)
 	sched_lease_release(&again);
 }
 
+/* ---- runs and rounds (sched_plan.c) -------------------------------------- */
+
+/* The planner's and the verdict pass's transitions, as they make them: a
+ * run and its job created in one transaction, the job's follow-up round
+ * pinned to its host, a follow-up given up, the run finished. */
+static void test_runs_and_rounds(void **state)
+{
+	struct fx *f = *state;
+	int64_t a = add_agent(f, "intel-a", "intel", "x86_64");
+	int64_t b = add_agent(f, "intel-b", "intel", "x86_64");
+	int64_t series = add_series(f, 1, T0), run = 0, job = 0, other = 0, bad = -1;
+	struct sched_run_new rn = {
+		.series_id = series, .reason = "new", .tree = "main", .branch = "main",
+		.base_commit = "0123456789abcdef0123456789abcdef01234567",
+	};
+	struct pg_err err = PG_ERR_INIT;
+	bool changed = true;
+	char text[256];
+
+	assert_int_equal(store_begin(f->st, &err), 0);
+	assert_int_equal(sched_run_add_tx(f->st, &rn, T0, &run, &err), 0);
+	assert_int_equal(sched_job_add_tx(f->st, run, "c1", "intel", "release",
+					  "{\"repetitions\":5}", 0, T0, &job, &err), 0);
+	assert_int_equal(sched_job_add_tx(f->st, run, "c2", "intel", "release",
+					  "{\"repetitions\":5}", 0, T0 + 1, &other, &err), 0);
+	assert_int_equal(store_commit(f->st, &err), 0);
+	assert_true(run > 0 && job > 0 && other == job + 1);
+	sfx_text(f->st, "SELECT state || ',' || reason || ',' || coalesce(recheck_id, 'none')"
+		 " FROM runs WHERE id = ?1", run, text, sizeof(text));
+	assert_string_equal(text, "planned,new,none");
+	assert_state(f, job, "queued");
+	/* Bad input is refused and writes nothing. */
+	rn.base_commit = NULL;
+	assert_int_equal(sched_run_add_tx(f->st, &rn, T0, &bad, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_int_equal(bad, 0);
+	assert_int_equal(sched_job_add_tx(f->st, 0, "c1", "intel", "release", "{}", 0, T0, NULL,
+					  &err), -1);
+	assert_int_equal(count_rows(f, "SELECT count(*) FROM jobs"), 2);
+
+	/* A job that is not done cannot get a follow-up round. */
+	assert_int_equal(sched_job_requeue_pinned_tx(f->st, job, "{}", a, "round 2", true, &err),
+			 -1);
+	assert_int_equal(err.code, PG_ECONFLICT);
+	assert_int_equal(lease(f, a, T0 + 10, NULL), job);
+	finish(f, a, job, 1, T0 + 20);
+	assert_state(f, job, "done");
+	assert_int_equal(sched_job_requeue_pinned_tx(f->st, job, "{\"round\":2}", a,
+						     "follow-up round 2", true, &err), 0);
+	sfx_text(f->st, "SELECT state || ',' || priority || ',' || pin_agent_id || ',' ||"
+		 " coalesce(agent_id, 'none') || ',' || outcome_detail || ',' || spec"
+		 " FROM jobs WHERE id = ?1", job, text, sizeof(text));
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "queued,1,%lld,none,follow-up round 2,{\"round\":2}",
+			 (long long)a);
+		assert_string_equal(text, want);
+	}
+	/* Pinned: the other host takes the other job, not the follow-up,
+	 * although the follow-up now goes first. */
+	assert_int_equal(lease(f, b, T0 + 30, NULL), other);
+	assert_int_equal(lease(f, a, T0 + 31, NULL), job);
+	finish(f, a, job, 2, T0 + 40);
+	/* A later round keeps the priority its first follow-up got. */
+	assert_int_equal(sched_job_requeue_pinned_tx(f->st, job, "{\"round\":3}", a, NULL, false,
+						     &err), 0);
+	assert_int_equal(sfx_int(f->st, "SELECT priority FROM jobs WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(job))), 1);
+	/* Given up: done as it stands, unpinned; a second give-up changes
+	 * nothing. */
+	assert_int_equal(sched_job_give_up_tx(f->st, job, "ok", "agent intel-a is disabled",
+					      T0 + 50, &changed, &err), 0);
+	assert_true(changed);
+	sfx_text(f->st, "SELECT state || ',' || outcome || ',' || outcome_detail || ',' ||"
+		 " finished_at || ',' || coalesce(pin_agent_id, 'none') FROM jobs WHERE id = ?1",
+		 job, text, sizeof(text));
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "done,ok,agent intel-a is disabled,%lld,none",
+			 (long long)(T0 + 50));
+		assert_string_equal(text, want);
+	}
+	assert_int_equal(sched_job_give_up_tx(f->st, job, "ok", "again", T0 + 51, &changed,
+					      &err), 0);
+	assert_false(changed);
+
+	/* The run ends once; a cancelled run is never finished. */
+	assert_int_equal(sched_run_finish_tx(f->st, run, T0 + 60, &changed, &err), 0);
+	assert_true(changed);
+	assert_int_equal(sched_run_finish_tx(f->st, run, T0 + 61, &changed, &err), 0);
+	assert_false(changed);
+	sfx_text(f->st, "SELECT state || ',' || finished_at FROM runs WHERE id = ?1", run, text,
+		 sizeof(text));
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "done,%lld", (long long)(T0 + 60));
+		assert_string_equal(text, want);
+	}
+	run = add_run(f, series, "recheck", T0 + 70);
+	assert_int_equal(sched_cancel_run(f->st, run, "superseded", T0 + 71, NULL, &err), 0);
+	assert_int_equal(sched_run_finish_tx(f->st, run, T0 + 72, &changed, &err), 0);
+	assert_false(changed);
+}
+
+/* The pins of cancelled jobs go; a live job's pin stays until cleared. */
+static void test_unpin_and_enable(void **state)
+{
+	struct fx *f = *state;
+	int64_t a = add_agent(f, "intel-a", "intel", "x86_64");
+	int64_t run = add_run(f, add_series(f, 2, T0), "new", T0);
+	int64_t j1 = add_job(f, run, "c1", "intel", T0), j2 = add_job(f, run, "c2", "intel", T0);
+	struct pg_err err = PG_ERR_INIT;
+
+	sfx_sql(f->st, "UPDATE jobs SET pin_agent_id = ?1", STORE_ARGS(STORE_INT(a)));
+	assert_int_equal(sched_cancel_job(f->st, j1, "cancelled by admin", T0 + 1, NULL, &err), 0);
+	assert_int_equal(sched_job_unpin(f->st, 0, &err), 0);
+	assert_int_equal(count_rows(f, "SELECT count(*) FROM jobs WHERE pin_agent_id IS NULL"), 1);
+	assert_int_equal(sfx_int(f->st, "SELECT pin_agent_id FROM jobs WHERE id = ?1",
+				 STORE_ARGS(STORE_INT(j2))), a);
+	assert_int_equal(sched_job_unpin(f->st, j2, &err), 0);
+	assert_int_equal(count_rows(f, "SELECT count(*) FROM jobs WHERE pin_agent_id IS NULL"), 2);
+
+	/* A disabled agent leases nothing; enabled again, it does. */
+	assert_int_equal(sched_agent_enable(f->st, "intel-a", false, &err), 0);
+	assert_int_equal(count_rows(f, "SELECT enabled FROM agents WHERE name = 'intel-a'"), 0);
+	assert_int_equal(sched_agent_enable(f->st, "intel-a", true, &err), 0);
+	assert_int_equal(lease(f, a, T0 + 2, NULL), j2);
+	assert_int_equal(sched_agent_enable(f->st, "no-such", true, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1508,6 +1642,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_agent_killed_mid_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_controller_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_in_one_transaction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runs_and_rounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unpin_and_enable, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
