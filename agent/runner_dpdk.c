@@ -71,7 +71,9 @@ struct dpdk_job {
 	struct pg_apply_result apply;	/* of the last mbox applied */
 	const char *apply_what;		/* "series" or "prerequisite series" */
 	size_t n_applied;		/* patches applied, all mboxes */
-	size_t n_method[PG_APPLY_FAILED];	/* patches applied per method */
+	size_t n_method[PG_APPLY_N_METHODS];	/* patches applied per method */
+	bool all_already;		/* every patch of the series (not of its
+					 * prerequisites) is already applied */
 	struct build_result build[RUNNER_SIDES];
 	struct hostcheck host;
 	const struct sandbox_cfg *sandbox;	/* this job's, or NULL: unsandboxed */
@@ -304,11 +306,15 @@ static int job_fetch_apply(struct dpdk_job *j, struct pg_err *err)
 		for (size_t k = 0; (rc == 0 || rc == 1) && k < j->apply.n_patches; k++) {
 			enum pg_apply_method m = j->apply.patches[k].method;
 
-			if (m == PG_APPLY_EXACT || m == PG_APPLY_OFFSET || m == PG_APPLY_3WAY)
+			if (m == PG_APPLY_EXACT || m == PG_APPLY_OFFSET || m == PG_APPLY_3WAY ||
+			    m == PG_APPLY_ALREADY)
 				j->n_method[m]++;
 		}
 		if (rc == 0 || rc == 1)
 			j->n_applied += j->apply.n_applied;
+		if (rc == 0 && i == s->n_deps)
+			j->all_already = j->apply.n_patches > 0 &&
+					 j->apply.n_already == j->apply.n_patches;
 	}
 	return rc;
 }
@@ -641,7 +647,9 @@ static cJSON *job_fingerprint(struct dpdk_job *j)
 	    !cJSON_AddNumberToObject(m, "applied", (double)j->n_applied) ||
 	    !cJSON_AddNumberToObject(m, "exact", (double)j->n_method[PG_APPLY_EXACT]) ||
 	    !cJSON_AddNumberToObject(m, "offset", (double)j->n_method[PG_APPLY_OFFSET]) ||
-	    !cJSON_AddNumberToObject(m, "three_way", (double)j->n_method[PG_APPLY_3WAY]))
+	    !cJSON_AddNumberToObject(m, "three_way", (double)j->n_method[PG_APPLY_3WAY]) ||
+	    !cJSON_AddNumberToObject(m, "already", (double)j->n_method[PG_APPLY_ALREADY]) ||
+	    !cJSON_AddBoolToObject(m, "all_already", j->all_already))
 		goto fail;
 	return fp;
 fail:
@@ -822,9 +830,23 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		goto result;
 	}
 	job_logf(&j, "apply", "applied %zu patch%s on %s at %.12s: %zu exact, %zu at an offset, "
-		 "%zu by three-way merge\n", j.n_applied, j.n_applied == 1 ? "" : "es",
-		 j.spec.branch, j.spec.base_commit, j.n_method[PG_APPLY_EXACT],
-		 j.n_method[PG_APPLY_OFFSET], j.n_method[PG_APPLY_3WAY]);
+		 "%zu by three-way merge, %zu already applied\n", j.n_applied,
+		 j.n_applied == 1 ? "" : "es", j.spec.branch, j.spec.base_commit,
+		 j.n_method[PG_APPLY_EXACT], j.n_method[PG_APPLY_OFFSET],
+		 j.n_method[PG_APPLY_3WAY], j.n_method[PG_APPLY_ALREADY]);
+	/* git am -3's "No changes -- Patch already applied." for every patch:
+	 * both sides would build the same tree, so there is nothing to
+	 * measure (a comparison of a tree with itself could only be noise).
+	 * The verdict says so (the fingerprint's apply.all_already). */
+	if (j.all_already) {
+		outcome = AGENT_OUTCOME_OK;
+		if (pg_buf_printf(&detail, "every patch of the series is already applied on %s at "
+				  "%.12s: nothing to measure", j.spec.branch,
+				  j.spec.base_commit) < 0)
+			goto nomem;
+		job_logf(&j, "apply", "%s\n", pg_buf_str(&detail));
+		goto result;
+	}
 	if (job_harness(&j, &jerr) < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;

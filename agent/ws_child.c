@@ -114,6 +114,7 @@ int ws_child_self_exe(char *out, size_t size, struct pg_err *err)
 static const char *const method_names[] = {
 	[PG_APPLY_NOT_TRIED] = "not-tried", [PG_APPLY_EXACT] = "exact",
 	[PG_APPLY_OFFSET] = "offset", [PG_APPLY_3WAY] = "3way", [PG_APPLY_FAILED] = "failed",
+	[PG_APPLY_ALREADY] = "already",
 };
 
 static bool add_str(cJSON *o, const char *key, const char *v)
@@ -138,6 +139,7 @@ static cJSON *result_to_json(int rc, const struct pg_err *err, const struct pg_a
 	if (!cJSON_AddNumberToObject(o, "n_patches", (double)res->n_patches) ||
 	    !cJSON_AddNumberToObject(o, "n_skipped", (double)res->n_skipped) ||
 	    !cJSON_AddNumberToObject(o, "n_applied", (double)res->n_applied) ||
+	    !cJSON_AddNumberToObject(o, "n_already", (double)res->n_already) ||
 	    !cJSON_AddNumberToObject(o, "failed_patch", (double)res->failed_patch) ||
 	    !add_str(o, "failed_subject", res->failed_subject) ||
 	    !add_str(o, "failed_file", res->failed_file) ||
@@ -268,6 +270,7 @@ static int result_from_json(const cJSON *o, int *rc, struct pg_err *child_err,
 	if (get_size(o, "n_patches", &res->n_patches, err) < 0 ||
 	    get_size(o, "n_skipped", &res->n_skipped, err) < 0 ||
 	    get_size(o, "n_applied", &res->n_applied, err) < 0 ||
+	    get_size(o, "n_already", &res->n_already, err) < 0 ||
 	    get_size(o, "failed_patch", &res->failed_patch, err) < 0 ||
 	    get_size(o, "failed_hunk_index", &res->failed_hunk_index, err) < 0 ||
 	    get_opt_str(o, "failed_subject", &res->failed_subject, err) < 0 ||
@@ -275,7 +278,8 @@ static int result_from_json(const cJSON *o, int *rc, struct pg_err *child_err,
 	    get_opt_str(o, "failed_hunk", &res->failed_hunk, err) < 0 ||
 	    get_opt_str(o, "reason", &res->reason, err) < 0 || patches_from_json(o, res, err) < 0)
 		goto out;
-	if (res->n_applied > res->n_patches || res->failed_patch > res->n_patches) {
+	if (res->n_applied > res->n_patches || res->n_already > res->n_patches - res->n_applied ||
+	    res->failed_patch > res->n_patches) {
 		pg_err_set(err, PG_EINVAL, "counts out of range");
 		goto out;
 	}

@@ -62,6 +62,7 @@ const char *verdict_why_name(enum verdict_why w)
 	case VERDICT_WHY_BASE_BUILD: return "base-build-failure";
 	case VERDICT_WHY_INFRA: return "infra-error";
 	case VERDICT_WHY_APPLY: return "apply-failure";
+	case VERDICT_WHY_ALREADY_APPLIED: return "already-applied";
 	case VERDICT_WHY_MORE_REPETITIONS: return "more-repetitions";
 	case VERDICT_WHY_PATCHED_CRASH: return "patched-crash";
 	case VERDICT_WHY_REGRESSION: return "regression";
@@ -467,6 +468,9 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 	case VERDICT_WHY_APPLY:
 		put(s, len, "apply patch failure");
 		break;
+	case VERDICT_WHY_ALREADY_APPLIED:
+		put(s, len, "every patch is already applied: nothing to measure");
+		break;
 	case VERDICT_WHY_MORE_REPETITIONS:
 		if (w && w->cls == VERDICT_NOISY)
 			put(s, len, "%s: %s CV %.1f%% (%d runs) on %s, %d more run%s", key,
@@ -592,6 +596,8 @@ int verdict_job_eval(const struct verdict_job_in *in, struct verdict_job *out,
 	}
 	if (outcomes[o].why != VERDICT_WHY_PASS)
 		set_why(out, outcomes[o].state, outcomes[o].why, NULL);
+	else if (in->already_applied && !strcmp(in->outcome, "ok"))
+		set_why(out, VERDICT_WARNING, VERDICT_WHY_ALREADY_APPLIED, NULL);
 	else
 		judge_keys(in, strcmp(in->outcome, "bench-failure") == 0, out);
 	summarize(in, out);
@@ -626,6 +632,12 @@ int verdict_context_eval(const struct verdict_job *jobs, size_t n,
 	}
 	if (d->why == VERDICT_WHY_BUILD) {
 		put(out->description, sizeof(out->description), "build failure");
+		return 0;
+	}
+	/* As for a cancelled run (outbox.h): a warning that says why. */
+	if (d->why == VERDICT_WHY_ALREADY_APPLIED) {
+		put(out->description, sizeof(out->description),
+		    "Performance Testing NOT TESTED: %s", d->summary);
 		return 0;
 	}
 	if (d->state == VERDICT_SUCCESS) {

@@ -208,6 +208,9 @@ enum verdict_why {
 	VERDICT_WHY_INFRA,		/* warning: infrastructure error after
 					 * the scheduler's retries */
 	VERDICT_WHY_APPLY,		/* warning: the series did not apply */
+	VERDICT_WHY_ALREADY_APPLIED,	/* warning: every patch of the series is
+					 * already in the tree tested: both sides
+					 * are the same tree, nothing measured */
 	VERDICT_WHY_MORE_REPETITIONS,	/* pending */
 	VERDICT_WHY_PATCHED_CRASH,	/* fail: a gated key's benchmark ran on
 					 * the base side and failed on the
@@ -219,7 +222,7 @@ enum verdict_why {
 
 /* "pass", "no-gated-key", "missing", "inconclusive", "noisy",
  * "bench-failure", "base-build-failure", "infra-error", "apply-failure",
- * "more-repetitions", "patched-crash", "regression", "build-failure". */
+ * "already-applied", "more-repetitions", "patched-crash", "regression", "build-failure". */
 const char *verdict_why_name(enum verdict_why w);
 
 /* One job: one build mode of a context, run on one host. */
@@ -237,6 +240,8 @@ struct verdict_job_in {
 						 * evaluated with */
 	const struct verdict_key *keys;	/* from verdict_key_eval() */
 	size_t n_keys;
+	bool already_applied;		/* outcome ok without a measurement:
+					 * every patch was already applied */
 };
 
 #define VERDICT_DESC_MAX 256		/* room for any description + NUL */
@@ -266,7 +271,8 @@ struct verdict_job {
 /*
  * The job's state.  By outcome: apply-failure, base-build-failure and
  * infra-error are warnings and patched-build-failure a fail, whatever the
- * keys say (there are no comparable samples).  For ok and bench-failure,
+ * keys say (there are no comparable samples); so is ok with
+ * already_applied (a warning: nothing was measured, as nothing changed).  For ok and bench-failure,
  * from the GATED keys: any regression fails; for bench-failure, a gated
  * key with base samples and no patched ones fails too (the patch broke the
  * benchmark, as a patched build failure fails); then an inconclusive

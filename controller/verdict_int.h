@@ -53,6 +53,9 @@ struct vp_job {
 	int round, repetition_base, spec_repetitions, spec_max_repetitions;
 	int repetitions_done;		/* runs per side so far */
 	bool followup_failed;		/* a follow-up ended without its round */
+	bool already_applied;		/* the first round found every patch of
+					 * the series already applied (the
+					 * fingerprint's apply.all_already) */
 	const char *eval_outcome;	/* what verdict_job_eval() is told */
 	int64_t measured_at;		/* arrival of the latest round, 0: none */
 	int64_t last_ended;		/* end of the latest attempt, 0: none */

@@ -171,7 +171,8 @@ static int read_rounds(struct store *st, struct vp_job *j, struct pg_err *err)
 
 	if (store_prepare(st, &q,
 			  "SELECT r.outcome, r.received_at, coalesce(a.agent_id, 0),"
-			  " coalesce(ag.name, '')"
+			  " coalesce(ag.name, ''),"
+			  " coalesce(json_extract(r.fingerprint, '$.apply.all_already'), 0) = 1"
 			  " FROM results r JOIN attempts a ON a.job_id = r.job_id AND a.attempt = r.attempt"
 			  " LEFT JOIN agents ag ON ag.id = a.agent_id"
 			  " WHERE r.job_id = ?1 AND r.outcome <> 'infra-error' ORDER BY r.attempt",
@@ -188,6 +189,7 @@ static int read_rounds(struct store *st, struct vp_job *j, struct pg_err *err)
 			snprintf(j->host, sizeof(j->host), "%s",
 				 (const char *)sqlite3_column_text(q, 3));
 			j->host_agent_id = sqlite3_column_int64(q, 2);
+			j->already_applied = sqlite3_column_int(q, 4) != 0;
 		}
 		if (outcome_measured(o)) {
 			n++;
@@ -423,6 +425,7 @@ int vp_job_eval(struct vp_job *j, bool final, struct pg_err *err)
 	j->in.build_mode = j->build_mode;
 	j->in.host = *j->host ? j->host : "(unknown)";
 	j->in.outcome = j->eval_outcome ? j->eval_outcome : "infra-error";
+	j->in.already_applied = j->already_applied;
 	j->in.repetitions = j->repetitions_done;
 	/* A failed follow-up: what we have is all we get. */
 	j->in.max_repetitions = j->followup_failed ? j->repetitions_done : j->spec_max_repetitions;

@@ -388,7 +388,8 @@ struct series {
 };
 
 /* Apply patch m (s->index of s->n): 0 committed (with what it wrote in
- * *adds), 1 failed (*fail), -1 error. */
+ * *adds) or already applied (rp->method PG_APPLY_ALREADY: nothing
+ * written, no commit), 1 failed (*fail), -1 error. */
 static int apply_one(git_repository *repo, const struct pg_mail *m, struct pg_apply_patch *rp,
 		     struct series *s, struct pg_apply_usage *adds, struct apply_fail *fail,
 		     struct pg_err *err)
@@ -461,6 +462,12 @@ static int apply_one(git_repository *repo, const struct pg_mail *m, struct pg_ap
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
+		/* git am -3's "No changes -- Patch already applied." */
+		if (git_oid_equal(&tree_id, git_tree_id(head))) {
+			rp->method = PG_APPLY_ALREADY;
+			ret = 0;
+			goto out;
+		}
 		rp->method = PG_APPLY_3WAY;
 		goto land;
 	}
@@ -616,6 +623,12 @@ int pg_apply_mbox_opts(git_repository *repo, const char *mbox, size_t len,
 			ret = 1;
 			goto out;
 		}
+		if (rp->method == PG_APPLY_ALREADY) {
+			res->n_already++;
+			pg_log_info(COMP, "patch %zu/%zu \"%s\": no changes, already applied", i + 1,
+				    c.n, rp->subject);
+			continue;
+		}
 		res->n_applied++;
 		pg_log_debug(COMP, "patch %zu/%zu \"%s\": %s -> %s", i + 1, c.n, rp->subject,
 			     pg_apply_method_name(rp->method), rp->commit);
@@ -666,21 +679,33 @@ const char *pg_apply_method_name(enum pg_apply_method m)
 		return "3way";
 	case PG_APPLY_FAILED:
 		return "failed";
+	case PG_APPLY_ALREADY:
+		return "already";
 	}
 	return "?";
 }
 
 int pg_apply_describe(const struct pg_apply_result *res, struct pg_buf *out)
 {
-	size_t count[PG_APPLY_FAILED + 1] = { 0 };
+	size_t count[PG_APPLY_N_METHODS] = { 0 };
 
 	if (!res->failed_patch) {
 		for (size_t i = 0; i < res->n_patches; i++)
-			if (res->patches[i].method <= PG_APPLY_FAILED)
+			if (res->patches[i].method < PG_APPLY_N_METHODS)
 				count[res->patches[i].method]++;
-		return pg_buf_printf(out, "applied %zu/%zu patches (exact %zu, offset %zu, 3way %zu)",
-				     res->n_applied, res->n_patches, count[PG_APPLY_EXACT],
-				     count[PG_APPLY_OFFSET], count[PG_APPLY_3WAY]);
+		if (res->n_patches == 1 && res->n_already == 1)
+			return pg_buf_adds(out, "no change: the patch is already applied");
+		if (res->n_patches && res->n_already == res->n_patches)
+			return pg_buf_printf(out, "no change: all %zu patches are already applied",
+					     res->n_patches);
+		if (pg_buf_printf(out, "applied %zu/%zu patches (exact %zu, offset %zu, 3way %zu",
+				  res->n_applied + res->n_already, res->n_patches,
+				  count[PG_APPLY_EXACT], count[PG_APPLY_OFFSET],
+				  count[PG_APPLY_3WAY]) < 0 ||
+		    (res->n_already &&
+		     pg_buf_printf(out, ", already applied %zu", res->n_already) < 0))
+			return -1;
+		return pg_buf_addch(out, ')');
 	}
 	if (pg_buf_printf(out, "patch %zu/%zu \"%s\": ", res->failed_patch, res->n_patches,
 			  res->failed_subject ? res->failed_subject : "") < 0)

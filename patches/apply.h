@@ -32,7 +32,16 @@
  *           git_merge_trees() with the fake ancestor as base and rename
  *           detection over the whole tree merges them, so that a file
  *           HEAD renamed since gets the change.  Accepted only when the
- *           merge has no conflict.
+ *           merge has no conflict.  Rename detection looks at the part of
+ *           HEAD that can matter (apply_3way.c): the patch's paths and, for
+ *           a file HEAD lacks, HEAD's files with its blob, its name or in
+ *           its directory.  A conflict names the file the patch touches
+ *           (a content conflict first, in the patch's order), what kind it
+ *           is, and every other conflicting file.
+ *   already when the 3-way merge gives HEAD's tree unchanged, the patch is
+ *           already applied (a fix backported since): as `git am -3`
+ *           ("No changes -- Patch already applied."), no commit is made
+ *           and the series goes on with the next patch.
  *
  * The diff goes to libgit2 as pg_mail_parse() cut it; when libgit2 refuses
  * it, once more without the block of trailers that git format-patch puts
@@ -101,7 +110,10 @@ enum pg_apply_method {
 	PG_APPLY_OFFSET,
 	PG_APPLY_3WAY,
 	PG_APPLY_FAILED,
+	PG_APPLY_ALREADY,	/* already in HEAD: no commit (see above) */
 };
+
+#define PG_APPLY_N_METHODS (PG_APPLY_ALREADY + 1)
 
 /* What patches wrote, as the limits count it (see pg_apply_limits). */
 struct pg_apply_usage {
@@ -128,6 +140,7 @@ struct pg_apply_result {
 	size_t n_patches;		/* patch mails in the mbox */
 	size_t n_skipped;		/* mails that were not patches */
 	size_t n_applied;		/* patches committed, from the first on */
+	size_t n_already;		/* patches already in HEAD: no commit */
 	struct pg_apply_patch *patches;	/* n_patches entries, in mbox order */
 
 	/* The patch that failed; all zero/NULL when every patch applied. */
@@ -189,7 +202,7 @@ struct pg_apply_opts {
 
 #define PG_APPLY_OPTS_INIT { PG_APPLY_OPTS_VERSION, PG_MBOX_MBOXO, { 0, 0, 0 }, NULL }
 
-#define PG_APPLY_RESULT_INIT { 0, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, { 0, 0 } }
+#define PG_APPLY_RESULT_INIT { 0, 0, 0, 0, NULL, 0, NULL, NULL, 0, NULL, NULL, { 0, 0 } }
 
 /*
  * Apply the patches of mbox[0..len) (format opts->fmt: PG_MBOX_MBOXRD for
@@ -199,7 +212,8 @@ struct pg_apply_opts {
  * opts->limits (opts NULL: PG_APPLY_OPTS_INIT).
  *
  * Returns
- *    0  every patch applied: HEAD moved by one commit per patch;
+ *    0  every patch applied: HEAD moved by one commit per patch that was
+ *       not already applied (n_applied of them; n_already made none);
  *    1  a patch failed, by every method or by a check above (a path rule,
  *       a limit): res names it (failed_*, reason); HEAD is at the commit
  *       of the last patch that applied, index and working tree clean at
@@ -225,14 +239,17 @@ int pg_apply_mbox(git_repository *repo, const char *mbox, size_t len, enum pg_mb
 /* Free what res owns and zero it.  res may be NULL. */
 void pg_apply_result_release(struct pg_apply_result *res);
 
-/* "exact", "offset", "3way", "failed", "not-tried". */
+/* "exact", "offset", "3way", "failed", "not-tried", "already". */
 const char *pg_apply_method_name(enum pg_apply_method m);
 
 /*
  * One line (no newline) saying what failed, for job details and logs:
  *   patch 2/3 "net/null: fix foo": drivers/net/null/rte_eth_null.c hunk #1
  *   (@@ -120,6 +120,7 @@ eth_dev_info): 3-way merge conflict
- * or "applied 3/3 patches (exact 2, offset 0, 3way 1)" when none failed.
+ * or "applied 3/3 patches (exact 2, offset 0, 3way 1)" when none failed,
+ * ("applied 3/3 patches (exact 2, offset 0, 3way 0, already applied 1)"
+ * when some were already applied, "no change: all 3 patches are already
+ * applied" when all were).
  * Returns 0, or -1 with errno from pg_buf_add() (E2BIG, ENOMEM).
  */
 int pg_apply_describe(const struct pg_apply_result *res, struct pg_buf *out);

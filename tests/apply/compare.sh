@@ -9,9 +9,10 @@
 # make-repo.sh (made in a temporary directory when not given).  RESULTS
 # gets one line per patch, for t_apply.sh:
 #   PATCH PG_OUTCOME PG_METHOD PG_FILE PG_HUNK AM_OUTCOME AM_METHOD SAME PG_MS AM_MS
-# outcomes "applied" or "failed"; PG_METHOD exact/offset/3way ("-" when
-# failed); AM_METHOD "plain" or "3way" (git am said it fell back to a
-# 3-way merge); SAME "yes" when both applied and made the same tree,
+# outcomes "applied" or "failed"; PG_METHOD exact/offset/3way/already ("-"
+# when failed); AM_METHOD "plain", "3way" (git am said it fell back to a
+# 3-way merge) or "already" (it said "No changes -- Patch already
+# applied." and made no commit); SAME "yes" when both applied and made the same tree,
 # author, author date and message, "no" when they differ, "-" otherwise;
 # PG_MS and AM_MS the wall time of each run in milliseconds.
 #
@@ -36,6 +37,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg-apply-compare.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null TZ=UTC LC_ALL=C
+export GIT_COMMITTER_NAME=perfgate GIT_COMMITTER_EMAIL=perfgate@localhost
 if [ -z "$repo" ]; then
 	repo=$tmp/repo
 	"$here/make-repo.sh" "$repo"
@@ -51,7 +53,9 @@ done
 upstream=$(git -C "$repo" rev-parse upstream)
 
 fresh() {
-	git -C "$1" am --abort >/dev/null 2>&1 || true
+	# --abort writes a reflog entry, so it needs the committer set above;
+	# --quit drops a session it still refuses to end.
+	git -C "$1" am --abort >/dev/null 2>&1 || git -C "$1" am --quit >/dev/null 2>&1 || true
 	git -C "$1" checkout -q -f --detach "$upstream"
 	git -C "$1" clean -q -f -d -x
 }
@@ -98,6 +102,7 @@ for p in "$here"/corpus/*.patch; do
 	am_ms=$(( $(now_ms) - t0 ))
 	am_method=plain
 	grep -q "Falling back to patching base and 3-way merge" "$tmp/am.out" && am_method=3way
+	grep -q "No changes -- Patch already applied" "$tmp/am.out" && am_method=already
 	if [ $rc -eq 0 ]; then
 		am_out=applied
 		am_ok=$((am_ok + 1))

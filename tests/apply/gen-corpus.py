@@ -250,6 +250,10 @@ test_mempool_free_count(struct rte_mempool *mp,
      [("lib/ring/rte_ring_core.h",
        "\tRTE_RING_SYNC_ST,     /**< single thread only */\n",
        "\tRTE_RING_SYNC_ST,     /**< single thread only (not MT safe) */\n")]),
+    ("Bruce Richardson <bruce.richardson@intel.com>", "2024-02-22T11:00:00+00:00",
+     "usertools: remove the legacy telemetry client",
+     "The legacy telemetry library is gone; dpdk-telemetry.py is the client.",
+     [("DELETE", "usertools/dpdk-telemetry-client.py")]),
 ]
 
 # ---- the private commit: a developer's tree that was never published ----
@@ -705,6 +709,25 @@ eth_null_no_rx(void *q __rte_unused, struct rte_mbuf **bufs __rte_unused,
 '''),
        C(r'''\t"V"  /* verbose, may be repeated */
 '''))], {}),
+    # -- already applied: upstream has the very change (a fix backported
+    #    since); git am -3 says "No changes -- Patch already applied."
+    ("36-mempool-flush-threshold-already.patch", "base",
+     "Andrew Rybchenko <andrew.rybchenko@oktetlabs.ru>", "2024-03-28T10:00:00+03:00",
+     "PATCH 22.11", "mempool: explain the cache flush threshold",
+     "The multiplier of the cache flush threshold is not obvious: say why\n"
+     "it is 1.5.",
+     UPSTREAM[1][4], {}),
+    # -- a file upstream removed since: the 3-way merge has no file to
+    #    merge into (modify/delete), and none of HEAD's other files is
+    #    taken for it
+    ("37-usertools-telemetry-client-close.patch", "base",
+     "Ciara Power <ciara.power@intel.com>", "2024-03-28T11:00:00+00:00", "PATCH",
+     "usertools: close the client socket once",
+     "",
+     [("usertools/dpdk-telemetry-client.py",
+       "        self.socket.client_fd.close()\n",
+       "        if self.socket.client_fd:\n            self.socket.client_fd.close()\n"
+       "            self.socket.client_fd = None\n")], {}),
 ]
 
 

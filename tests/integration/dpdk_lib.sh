@@ -23,7 +23,8 @@
 #   dpdk_profile JQ      $TMP/profiles/demo.json: the demo profile on $tree,
 #                        edited by the jq filter JQ (e.g. "." for none)
 #   dpdk_controller      a migrated store, the controller serving on a free
-#                        port ($url, $ctl, $db), an agent token ($TMP/token)
+#                        port ($url, $ctl, $db), an agent token ($TMP/token),
+#                        an admin token ($TMP/admin)
 #   dpdk_agent_config NAME   $TMP/agent.json for the DPDK runner on $work
 #   dpdk_ingest_plan MBOX    ingest a series and plan it (controller not
 #                        serving, or serving: both work on one store)
@@ -117,9 +118,12 @@ dpdk_profile() {
 }
 
 dpdk_controller() {
+	printf 'admin-%s\n' "$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')" >"$TMP/admin"
+	chmod 600 "$TMP/admin"
 	cat >"$TMP/c.json" <<EOF
 { "db": "$TMP/state/perfgate.db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
-  "api": { "listen": "127.0.0.1:0", "lease_s": 120, "web_dir": "$PG_TOP/web" } }
+  "api": { "listen": "127.0.0.1:0", "lease_s": 120, "web_dir": "$PG_TOP/web",
+           "admin_token_file": "$TMP/admin" } }
 EOF
 	C="$CTL --config $TMP/c.json"
 	db="$TMP/state/perfgate.db"

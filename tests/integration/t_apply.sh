@@ -1,4 +1,4 @@
-# The apply corpus (tests/apply/): 35 real format-patch patches on the DPDK
+# The apply corpus (tests/apply/): 37 real format-patch patches on the DPDK
 # 22.11 tree, applied one by one with perfgate's code (pg_apply) and with
 # `git am -3` on fresh checkouts of a tree that moved on since.  Every
 # patch must end as tests/apply/expected.txt says (applied by the method
@@ -36,7 +36,7 @@ am_ok=$(awk '$6 == "applied"' "$TMP/results" | wc -l)
 echo "perfgate applied $pg_ok, git am -3 applied $am_ok of $n"
 [ "$pg_ok" -ge "$am_ok" ] || fail "perfgate applied fewer patches than git am -3"
 # Each method is exercised.
-for m in exact offset 3way; do
+for m in exact offset 3way already; do
 	awk -v m=$m '$2 == "applied" && $3 == m' "$TMP/results" | grep -q . || fail "no patch applied by $m"
 done
 awk '$2 == "failed"' "$TMP/results" | grep -q . || fail "no conflicting patch"

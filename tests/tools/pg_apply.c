@@ -11,7 +11,10 @@
  *       struct pg_apply_limits (largest file, bytes written, files
  *       written; defaults PG_APPLY_DEFAULT_*), counted across all the
  *       MBOXes as one series.  One line per patch:
- *           MBOX I/N METHOD COMMIT SUBJECT           (applied)
+ *           MBOX I/N METHOD COMMIT SUBJECT           (applied; METHOD
+ *                                                     "already" and COMMIT
+ *                                                     "-" when the patch
+ *                                                     was already in HEAD)
  *           MBOX I/N failed FILE HUNK DESCRIPTION    (FILE "-" and HUNK 0
  *                                                     when not known; the
  *                                                     description is
@@ -70,7 +73,7 @@ static int apply_file(git_repository *repo, const char *path, const struct pg_ap
 		if (p->method == PG_APPLY_NOT_TRIED || p->method == PG_APPLY_FAILED)
 			continue;
 		printf("%s %zu/%zu %s %s %s\n", base_name(path), i + 1, res.n_patches,
-		       pg_apply_method_name(p->method), p->commit, p->subject);
+		       pg_apply_method_name(p->method), *p->commit ? p->commit : "-", p->subject);
 	}
 	if (rc < 0) {
 		fprintf(stderr, "pg_apply: %s: %s\n", path, err.msg);

@@ -650,6 +650,108 @@ static void test_offset_no_newline_at_eof(void **state)
 	free(mail2);
 }
 
+/* A fix already in the tree (backported since): like git am -3's "No
+ * changes -- Patch already applied.", no commit, and the series goes on. */
+static void test_already_applied(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_apply_result res;
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf d = PG_BUF_INIT(4096), mbox = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	char *text = lines(10, "line 10 patched", 0), *p2, *moved;
+	git_oid c, head, b2;
+
+	/* Upstream has the fix and more: exact and offset fail on line 10. */
+	moved = strdup(text);
+	assert_non_null(moved);
+	memcpy(strstr(moved, "line 2\n"), "LINE 2\n", 6);
+	target(f, moved, &c);
+	assert_int_equal(apply(f, f->patch_b, &res, &err), 0);
+	assert_int_equal(res.patches[0].method, PG_APPLY_ALREADY);
+	assert_string_equal(pg_apply_method_name(res.patches[0].method), "already");
+	assert_string_equal(res.patches[0].commit, "");
+	assert_int_equal(res.n_applied, 0);
+	assert_int_equal(res.n_already, 1);
+	assert_int_equal(res.failed_patch, 0);
+	gfx_head(f->repo, &head);
+	assert_true(git_oid_equal(&head, &c));
+	gfx_assert_file(f->dir, "f.c", moved);
+	assert_int_equal(gfx_status_count(f->repo), 0);
+	assert_int_equal(pg_apply_describe(&res, &d), 0);
+	assert_string_equal(pg_buf_str(&d), "no change: the patch is already applied");
+	pg_apply_result_release(&res);
+
+	/* In a series: the next patch applies on HEAD, which did not move. */
+	p2 = make_b2(f, &b2);
+	gfx_checkout(f->repo, &c);
+	assert_int_equal(pg_buf_adds(&mbox, f->patch_b), 0);
+	assert_int_equal(pg_buf_adds(&mbox, p2), 0);
+	assert_int_equal(apply(f, pg_buf_str(&mbox), &res, &err), 0);
+	assert_int_equal(res.patches[0].method, PG_APPLY_ALREADY);
+	assert_true(res.patches[1].method == PG_APPLY_EXACT ||
+		    res.patches[1].method == PG_APPLY_OFFSET ||
+		    res.patches[1].method == PG_APPLY_3WAY);
+	assert_int_equal(res.n_applied, 1);
+	assert_int_equal(res.n_already, 1);
+	assert_head_parent(f, &c);
+	pg_buf_reset(&d);
+	assert_int_equal(pg_apply_describe(&res, &d), 0);
+	assert_non_null(strstr(pg_buf_str(&d), "applied 2/2 patches ("));
+	assert_non_null(strstr(pg_buf_str(&d), ", already applied 1)"));
+	pg_apply_result_release(&res);
+	pg_buf_release(&mbox);
+	pg_buf_release(&d);
+	free(p2);
+	free(moved);
+	free(text);
+}
+
+/* HEAD without f.c: upstream moved it within its directory (a rename the
+ * merge finds, with a conflict on the changed line), or dropped it (no
+ * likely place). */
+static void test_conflict_names(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_apply_result res;
+	struct pg_err err = PG_ERR_INIT;
+	char *moved = lines(10, "line 10 upstream", 0);
+	git_oid c;
+
+	gfx_checkout(f->repo, &f->a);
+	{
+		const char *files[] = { "f.c", NULL, "h.c", moved, NULL };
+
+		gfx_commit(f->repo, files, "rename f.c to h.c\n", "Up Stream", "up@example.org",
+			   T0 + 60, 0, &c);
+	}
+	assert_int_equal(apply(f, f->patch_b, &res, &err), 1);
+	assert_string_equal(res.failed_file, "f.c");
+	assert_non_null(strstr(res.reason, "3-way merge conflict"));
+	assert_non_null(strstr(res.reason, "h.c"));
+	assert_null(strstr(res.reason, "deletes"));
+	print_message("rename conflict: %s\n", res.reason);
+	assert_int_equal(gfx_status_count(f->repo), 0);
+	pg_apply_result_release(&res);
+
+	/* The file is nowhere near: it is not in HEAD, and nothing else is
+	 * named (a similar file in another directory is not a likely place). */
+	gfx_checkout(f->repo, &f->a);
+	{
+		const char *files[] = { "f.c", NULL, "sub/other.c", moved, NULL };
+
+		gfx_commit(f->repo, files, "drop f.c\n", "Up Stream", "up@example.org", T0 + 60, 0,
+			   &c);
+	}
+	assert_int_equal(apply(f, f->patch_b, &res, &err), 1);
+	assert_string_equal(res.failed_file, "f.c");
+	assert_non_null(strstr(res.reason, "3-way merge conflict (the file the patch changes is not "
+			       "in HEAD)"));
+	assert_null(strstr(res.reason, "other.c"));
+	assert_int_equal(gfx_status_count(f->repo), 0);
+	pg_apply_result_release(&res);
+	free(moved);
+}
+
 static void test_method_names(void **state)
 {
 	(void)state;
@@ -658,6 +760,7 @@ static void test_method_names(void **state)
 	assert_string_equal(pg_apply_method_name(PG_APPLY_3WAY), "3way");
 	assert_string_equal(pg_apply_method_name(PG_APPLY_FAILED), "failed");
 	assert_string_equal(pg_apply_method_name(PG_APPLY_NOT_TRIED), "not-tried");
+	assert_string_equal(pg_apply_method_name(PG_APPLY_ALREADY), "already");
 	pg_apply_result_release(NULL);
 }
 
@@ -678,6 +781,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_patch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_diff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offset_no_newline_at_eof, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_already_applied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_names, setup, teardown),
 		cmocka_unit_test(test_method_names),
 	};
 

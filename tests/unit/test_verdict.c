@@ -71,7 +71,7 @@ static struct verdict_job job_of(const char *mode, const char *outcome, int reps
 	struct pg_err err = PG_ERR_INIT;
 
 	assert_non_null(in);	/* freed by the caller through j.in */
-	*in = (struct verdict_job_in){ mode, "lab-3", outcome, reps, max, &defaults, keys, n };
+	*in = (struct verdict_job_in){ mode, "lab-3", outcome, reps, max, &defaults, keys, n, false };
 	if (verdict_job_eval(in, &j, &err) < 0)
 		fail_msg("verdict_job_eval: %s", err.msg);
 	return j;
@@ -558,6 +558,29 @@ static void test_outcomes(void **state)
 	j = job_of("release", "ok", 5, 15, NULL, 0);
 	assert_int_equal(j.why, VERDICT_WHY_NO_GATED_KEY);
 	job_free(&j);
+
+	/* every patch already in the tree: nothing was measured, and the
+	 * check says why rather than "no gated result" */
+	{
+		struct verdict_job_in in = { "release", "lab-3", "ok", 0, 15, &defaults, NULL, 0,
+					     true };
+		struct verdict_job jobs[2];
+		struct pg_err err = PG_ERR_INIT;
+
+		assert_int_equal(verdict_job_eval(&in, &jobs[0], &err), 0);
+		assert_int_equal(jobs[0].why, VERDICT_WHY_ALREADY_APPLIED);
+		assert_string_equal(verdict_why_name(jobs[0].why), "already-applied");
+		in.build_mode = "debugoptimized";
+		assert_int_equal(verdict_job_eval(&in, &jobs[1], &err), 0);
+		c = context_of(jobs, 2);
+		assert_string_equal(verdict_state_name(c.state), "warning");
+		assert_string_equal(c.description, "Performance Testing NOT TESTED: every patch is "
+				    "already applied: nothing to measure");
+		/* only an ok outcome: a build failure stays what it is */
+		in.outcome = "patched-build-failure";
+		assert_int_equal(verdict_job_eval(&in, &jobs[0], &err), 0);
+		assert_int_equal(jobs[0].why, VERDICT_WHY_BUILD);
+	}
 }
 
 static void test_bad_input(void **state)
@@ -565,7 +588,8 @@ static void test_bad_input(void **state)
 	struct verdict_params bad = { 5, 0.7, 5 };
 	struct verdict_key_in in = { "mempool_perf", MP_KEY, rates, 5, rates, 5, true, true,
 				     NULL, NULL, 0 };
-	struct verdict_job_in jin = { "release", "lab-3", "exploded", 5, 15, &defaults, NULL, 0 };
+	struct verdict_job_in jin = { "release", "lab-3", "exploded", 5, 15, &defaults, NULL, 0,
+				      false };
 	double nan_rates[2] = { 1, NAN };
 	struct verdict_key k;
 	struct verdict_job j;
@@ -683,7 +707,7 @@ static void test_long_names(void **state)
 	host[sizeof(host) - 1] = '\0';
 	scaled(worse, rates, 5, 0.92);
 	k = eval(key, rates, 5, worse, 5, true, true);
-	in = (struct verdict_job_in){ mode, host, "ok", 5, 15, &defaults, &k, 1 };
+	in = (struct verdict_job_in){ mode, host, "ok", 5, 15, &defaults, &k, 1, false };
 	assert_int_equal(verdict_job_eval(&in, &j, &err), 0);
 	c = context_of(&j, 1);
 	assert_non_null(strstr(c.description, "kkk...kkk"));

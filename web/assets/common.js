@@ -213,7 +213,7 @@ const TONE = {};
 for (const [tone, states] of Object.entries({
   good: 'success pass no-change ok done idle complete sent online',
   bad: 'fail regression offline failed patched-build-failure error',
-  warn: 'warning inconclusive noisy missing stale suspected infra-error apply-failure base-build-failure bench-failure',
+  warn: 'warning inconclusive noisy missing stale suspected infra-error apply-failure already-applied base-build-failure bench-failure',
   info: 'improvement busy running leased recheck',
   wait: 'pending queued held incomplete new',
 })) for (const s of states.split(' ')) TONE[s] = tone;
