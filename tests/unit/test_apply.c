@@ -729,7 +729,6 @@ static void test_conflict_names(void **state)
 	assert_non_null(strstr(res.reason, "3-way merge conflict"));
 	assert_non_null(strstr(res.reason, "h.c"));
 	assert_null(strstr(res.reason, "deletes"));
-	print_message("rename conflict: %s\n", res.reason);
 	assert_int_equal(gfx_status_count(f->repo), 0);
 	pg_apply_result_release(&res);
 
@@ -750,6 +749,56 @@ static void test_conflict_names(void **state)
 	assert_int_equal(gfx_status_count(f->repo), 0);
 	pg_apply_result_release(&res);
 	free(moved);
+}
+
+/* Two conflicts: the real one in f.c, and g.c that HEAD renamed to a.c
+ * (before f.c in path order) with its own change.  The file named is the
+ * patch's first (f.c, a content conflict), the others follow. */
+static void test_conflict_order(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_apply_result res;
+	struct pg_err err = PG_ERR_INIT;
+	char *g = lines(0, NULL, 3), *g_patched = lines(10, "g line 10 patched", 3);
+	char *g_up = lines(12, "g line 12 upstream", 3), *f_patched = lines(10, "line 10 patched", 0);
+	char *f_up = lines(10, "line 10 upstream", 0), *mail;
+	git_oid x, p, c;
+
+	for (char *t = g_up; (t = strstr(t, "line 10\n")); t++)
+		memcpy(t, "LINE 10\n", 8);
+	gfx_checkout(f->repo, &f->a);
+	{
+		const char *files[] = { "g.c", g, NULL };
+
+		gfx_commit(f->repo, files, "add g.c\n", "Base", "base@example.org", T0 + 10, 0, &x);
+	}
+	{
+		const char *files[] = { "f.c", f_patched, "g.c", g_patched, NULL };
+
+		gfx_commit(f->repo, files, "f, g: patch line 10\n", "Ada Lovelace",
+			   "ada@example.org", T0 + 20, 0, &p);
+	}
+	mail = gfx_email(f->repo, &p);
+	gfx_checkout(f->repo, &x);
+	{
+		const char *files[] = { "f.c", f_up, "g.c", NULL, "a.c", g_up, NULL };
+
+		gfx_commit(f->repo, files, "upstream: rename g.c to a.c\n", "Up Stream",
+			   "up@example.org", T0 + 30, 0, &c);
+	}
+	assert_int_equal(apply(f, mail, &res, &err), 1);
+	assert_string_equal(res.failed_file, "f.c");
+	assert_non_null(strstr(res.reason, "3-way merge conflict"));
+	assert_non_null(strstr(res.reason, "also in "));
+	assert_non_null(strstr(res.reason, "a.c"));
+	assert_int_equal(gfx_status_count(f->repo), 0);
+	pg_apply_result_release(&res);
+	free(mail);
+	free(g);
+	free(g_patched);
+	free(g_up);
+	free(f_patched);
+	free(f_up);
 }
 
 static void test_method_names(void **state)
@@ -783,6 +832,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_offset_no_newline_at_eof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_already_applied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflict_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_order, setup, teardown),
 		cmocka_unit_test(test_method_names),
 	};
 
