@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "vec.h"
 
 /* The largest id or attempt: what a JSON number holds exactly. */
 #define AGENT_SPOOL_ID_MAX 9007199254740992LL
@@ -298,16 +299,9 @@ int agent_spool_list(const struct agent_spool *sp, enum agent_spool_kind kind,
 			continue;
 		e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 		memcpy(e.name, de->d_name, strlen(de->d_name) + 1);
-		if (len == alloc) {
-			size_t na = alloc ? alloc * 2 : 16;
-			struct agent_spool_entry *nv = realloc(v, na * sizeof(*v));
-
-			if (!nv) {
-				pg_err_set(err, PG_ENOMEM, "out of memory");
-				goto out;
-			}
-			v = nv;
-			alloc = na;
+		if (PG_GROW(v, alloc, len + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "out of memory");
+			goto out;
 		}
 		v[len++] = e;
 	}

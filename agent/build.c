@@ -20,6 +20,7 @@
 #include "json.h"
 #include "log.h"
 #include "proc.h"
+#include "vec.h"
 
 #define LOG_PENDING_MAX (1024 * 1024)	/* streamed output not yet handed over */
 #define LOG_FLUSH_BYTES (8 * 1024)
@@ -302,19 +303,13 @@ enum build_setup build_setup_needed(const cJSON *old, const cJSON *want)
 	return changed ? BUILD_SETUP_RECONFIGURE : BUILD_SETUP_NONE;
 }
 
-static void argv_add(char ***v, size_t *n, bool *nomem, const char *a, const char *b)
+static void argv_add(struct pg_strvec *v, bool *nomem, const char *a, const char *b)
 {
-	char **grown, *s;
 	size_t la = strlen(a), lb = b ? strlen(b) : 0;
+	char *s;
 
 	if (*nomem)
 		return;
-	grown = realloc(*v, (*n + 2) * sizeof(**v));
-	if (!grown) {
-		*nomem = true;
-		return;
-	}
-	*v = grown;
 	s = malloc(la + lb + 1);
 	if (!s) {
 		*nomem = true;
@@ -324,22 +319,23 @@ static void argv_add(char ***v, size_t *n, bool *nomem, const char *a, const cha
 	if (b)
 		memcpy(s + la, b, lb);
 	s[la + lb] = '\0';
-	(*v)[(*n)++] = s;
-	(*v)[*n] = NULL;
+	if (pg_strvec_push(v, s) < 0)
+		*nomem = true;
+	free(s);
 }
 
 char **build_meson_argv(const cJSON *stamp, const char *build_dir, const char *src_dir,
 			bool reconfigure)
 {
 	const cJSON *opts = cJSON_GetObjectItemCaseSensitive(stamp, "options"), *item;
-	char **v = NULL, buf[OPTION_NAME_MAX + 4];
-	size_t n = 0;
+	struct pg_strvec v = PG_STRVEC_INIT;
+	char buf[OPTION_NAME_MAX + 4];
 	bool nomem = false;
 
-	argv_add(&v, &n, &nomem, "meson", NULL);
-	argv_add(&v, &n, &nomem, "setup", NULL);
+	argv_add(&v, &nomem, "meson", NULL);
+	argv_add(&v, &nomem, "setup", NULL);
 	if (reconfigure)
-		argv_add(&v, &n, &nomem, "--reconfigure", NULL);
+		argv_add(&v, &nomem, "--reconfigure", NULL);
 	cJSON_ArrayForEach(item, opts) {
 		int len = snprintf(buf, sizeof(buf), "-D%s=", item->string);
 
@@ -347,15 +343,15 @@ char **build_meson_argv(const cJSON *stamp, const char *build_dir, const char *s
 			nomem = true;	/* cannot happen: build_stamp() checked */
 			break;
 		}
-		argv_add(&v, &n, &nomem, buf, item->valuestring);
+		argv_add(&v, &nomem, buf, item->valuestring);
 	}
-	argv_add(&v, &n, &nomem, build_dir, NULL);
-	argv_add(&v, &n, &nomem, src_dir, NULL);
+	argv_add(&v, &nomem, build_dir, NULL);
+	argv_add(&v, &nomem, src_dir, NULL);
 	if (nomem) {
-		sandbox_argv_free(v);
+		pg_strvec_clear(&v);
 		return NULL;
 	}
-	return v;
+	return v.v;		/* NULL-terminated, freed with sandbox_argv_free() */
 }
 
 /* --- the log: file, tail, stream --- */

@@ -17,6 +17,7 @@
  * the subset's lines out again.
  */
 #include "harness.h"
+#include "vec.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -56,15 +57,8 @@ static int is_ident_char(char c)
 static int toks_push(struct toks *t, enum tok_kind kind, size_t off, size_t len,
 		     struct pg_err *err)
 {
-	if (t->n == t->alloc) {
-		size_t na = t->alloc ? t->alloc * 2 : 1024;
-		struct tok *nv = realloc(t->v, na * sizeof(*nv));
-
-		if (!nv)
-			return pg_err_set(err, PG_ENOMEM, "out of memory cutting tokens");
-		t->v = nv;
-		t->alloc = na;
-	}
+	if (PG_GROW(t->v, t->alloc, t->n + 1) < 0)
+		return pg_err_set(err, PG_ENOMEM, "out of memory cutting tokens");
 	t->v[t->n].kind = kind;
 	t->v[t->n].off = off;
 	t->v[t->n].len = len;

@@ -18,6 +18,7 @@
 #include "fsutil.h"
 #include "json.h"
 #include "proc.h"
+#include "vec.h"
 
 #define USER_NAME_MAX 32
 #define NUM_MAX 32		/* room for one "--opt=NUMBER" */
@@ -233,16 +234,9 @@ static void vec_add(struct argvec *a, const char *s)
 
 	if (a->nomem)
 		return;
-	if (a->n + 2 > a->alloc) {
-		size_t alloc = a->alloc ? a->alloc * 2 : 64;
-		char **v = realloc(a->v, alloc * sizeof(*v));
-
-		if (!v) {
-			a->nomem = true;
-			return;
-		}
-		a->v = v;
-		a->alloc = alloc;
+	if (PG_GROW(a->v, a->alloc, a->n + 2) < 0) {
+		a->nomem = true;
+		return;
 	}
 	copy = strdup(s);
 	if (!copy) {

@@ -15,6 +15,7 @@
 #include "sanitize.h"
 #include "text.h"
 #include "time.h"
+#include "vec.h"
 
 int outbox_tx_run(struct store *st, const char *what, const char *sql,
 		  const struct store_arg *args, size_t nargs, int64_t *changes,
@@ -108,15 +109,8 @@ static int check_args_ok(const char *context, const char *state, const char *des
 /* Append id to a growing array. */
 static int ids_push(int64_t **v, size_t *n, size_t *cap, int64_t id, struct pg_err *err)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		int64_t *nv = realloc(*v, ncap * sizeof(**v));
-
-		if (!nv)
-			return pg_err_set(err, PG_ENOMEM, "out of memory");
-		*v = nv;
-		*cap = ncap;
-	}
+	if (PG_GROW(*v, *cap, *n + 1) < 0)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
 	(*v)[(*n)++] = id;
 	return 0;
 }
@@ -268,16 +262,9 @@ int outbox_settle_cancelled_tx(struct store *st, int64_t series_id, int64_t run_
 	    store_bind(q, STORE_ARGS(STORE_INT(series_id), STORE_INT(run_id)), what, err) < 0)
 		goto out;
 	while ((step = store_step(q, what, err)) == 1) {
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 4;
-			void *nl = reallocarray(list, nc, sizeof(*list));
-
-			if (!nl) {
-				pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-				goto out;
-			}
-			list = nl;
-			cap = nc;
+		if (PG_GROW(list, cap, n + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+			goto out;
 		}
 		list[n].run = sqlite3_column_int64(q, 0);
 		if (outbox_col_dup(q, 1, &list[n].ctx, err) < 0)

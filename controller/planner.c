@@ -21,6 +21,7 @@
 #include "series.h"
 #include "time.h"
 #include "trees.h"
+#include "vec.h"
 
 #define COMP "planner"
 #define MAX_NOTES 16
@@ -33,60 +34,6 @@
 #define MARK_BUILD_DIR "\x02"
 
 /* ---- small containers ------------------------------------------------ */
-
-struct strv {
-	char **v;
-	size_t n, cap;
-};
-
-static int strv_push(struct strv *sv, const char *s, size_t len)
-{
-	char *copy;
-
-	if (sv->n == sv->cap) {
-		size_t ncap = sv->cap ? sv->cap * 2 : 16;
-		char **p = realloc(sv->v, ncap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		sv->v = p;
-		sv->cap = ncap;
-	}
-	copy = strndup(s, len);
-	if (!copy)
-		return -1;
-	sv->v[sv->n++] = copy;
-	return 0;
-}
-
-/* Push each non-empty piece of s between separators. */
-static int strv_split(struct strv *sv, const char *s, char sep)
-{
-	while (s && *s) {
-		const char *end = strchr(s, sep);
-		size_t len = end ? (size_t)(end - s) : strlen(s);
-		size_t start = 0;
-
-		/* Tags and paths never start or end with blanks; a hand-made
-		 * row might. */
-		while (start < len && isspace((unsigned char)s[start]))
-			start++;
-		while (len > start && isspace((unsigned char)s[len - 1]))
-			len--;
-		if (len > start && strv_push(sv, s + start, len - start) < 0)
-			return -1;
-		s = end ? end + 1 : NULL;
-	}
-	return 0;
-}
-
-static void strv_free(struct strv *sv)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		free(sv->v[i]);
-	free(sv->v);
-	memset(sv, 0, sizeof(*sv));
-}
 
 struct notes {
 	char text[MAX_NOTES][NOTE_MAX];
@@ -139,7 +86,7 @@ struct series_info {
 	char *base_commit_raw;		/* as given, for notes; NULL when none */
 	int64_t *patch_ids;		/* by number */
 	size_t n_patches;
-	struct strv files, tags;
+	struct pg_strvec files, tags;
 	struct dep deps[PLANNER_MAX_DEPS];
 	size_t n_deps;
 	struct notes notes;		/* about the series: its dependencies */
@@ -213,16 +160,9 @@ static int list_ids(struct store *st, const char *what, const char *sql,
 	    (nargs && store_bind(stmt, args, nargs, what, err) < 0))
 		goto out;
 	while ((row = store_step(stmt, what, err)) == 1) {
-		if (*n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			int64_t *v = realloc(*ids, ncap * sizeof(*v));
-
-			if (!v) {
-				pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-				goto out;
-			}
-			*ids = v;
-			cap = ncap;
+		if (PG_GROW(*ids, cap, *n + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+			goto out;
 		}
 		(*ids)[(*n)++] = sqlite3_column_int64(stmt, 0);
 	}
@@ -317,8 +257,8 @@ static void series_free(struct series_info *si)
 	free(si->title);
 	free(si->base_commit_raw);
 	free(si->patch_ids);
-	strv_free(&si->files);
-	strv_free(&si->tags);
+	pg_strvec_clear(&si->files);
+	pg_strvec_clear(&si->tags);
 	for (size_t i = 0; i < si->n_deps; i++)
 		free(si->deps[i].ref);
 	free(si);
@@ -342,16 +282,10 @@ static int load_patches(struct store *st, struct series_info *si, struct pg_err 
 	while ((row = store_step(stmt, what, err)) == 1) {
 		const char *files = (const char *)sqlite3_column_text(stmt, 2);
 
-		if (si->n_patches == cap) {
-			int64_t *v = realloc(si->patch_ids, cap * 2 * sizeof(*v));
-
-			if (!v)
-				goto nomem;
-			si->patch_ids = v;
-			cap *= 2;
-		}
+		if (PG_GROW(si->patch_ids, cap, si->n_patches + 1) < 0)
+			goto nomem;
 		si->patch_ids[si->n_patches++] = sqlite3_column_int64(stmt, 0);
-		if (strv_split(&si->files, files, '\n') < 0)
+		if (pg_strvec_split(&si->files, files, '\n') < 0)
 			goto nomem;
 		/* Without a cover letter's base-commit, patch 1's counts. */
 		if (!si->base_commit_raw && sqlite3_column_int64(stmt, 1) == 1 &&
@@ -400,7 +334,7 @@ static int load_series(struct store *st, int64_t id, struct series_info **out,
 	si->total = sqlite3_column_int64(stmt, 4);
 	si->completed_at = sqlite3_column_int64(stmt, 5);
 	if (col_dup(stmt, 0, &si->project) < 0 || col_dup(stmt, 1, &si->title) < 0 ||
-	    strv_split(&si->tags, (const char *)sqlite3_column_text(stmt, 6), ',') < 0 ||
+	    pg_strvec_split(&si->tags, (const char *)sqlite3_column_text(stmt, 6), ',') < 0 ||
 	    col_dup(stmt, 7, &si->base_commit_raw) < 0) {
 		pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
 		goto out;
@@ -471,15 +405,8 @@ static int load_dep_rows(struct store *st, int64_t owner, struct dep_row **rows,
 		const char *kind = (const char *)sqlite3_column_text(stmt, 0);
 		struct dep_row *r;
 
-		if (*n == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-			struct dep_row *v = realloc(*rows, ncap * sizeof(*v));
-
-			if (!v)
-				goto nomem;
-			*rows = v;
-			cap = ncap;
-		}
+		if (PG_GROW(*rows, cap, *n + 1) < 0)
+			goto nomem;
 		r = &(*rows)[*n];
 		snprintf(r->kind, sizeof(r->kind), "%s", kind ? kind : "");
 		r->dep = sqlite3_column_int64(stmt, 2);
@@ -1316,11 +1243,11 @@ static int ignore_recheck(struct pass *p, const struct recheck *rq, const char *
 static int recheck_contexts(const struct pass *p, const struct recheck *rq,
 			    const struct profile_context **ctxs, size_t *n, struct pg_buf *dropped)
 {
-	struct strv names = { 0 };
+	struct pg_strvec names = { 0 };
 	int rc = -1;
 
 	*n = 0;
-	if (strv_split(&names, rq->contexts, ',') < 0)
+	if (pg_strvec_split(&names, rq->contexts, ',') < 0)
 		goto out;
 	for (size_t i = 0; i < names.n; i++) {
 		const struct profile_context *c = profile_find_context(p->pl->ps, names.v[i]);
@@ -1338,7 +1265,7 @@ static int recheck_contexts(const struct pass *p, const struct recheck *rq,
 	}
 	rc = 0;
 out:
-	strv_free(&names);
+	pg_strvec_clear(&names);
 	return rc;
 }
 

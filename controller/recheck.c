@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 int recheck_add(struct store *st, const struct recheck_new *r, int64_t now, int64_t *id,
 		struct pg_err *err)
 {
@@ -64,15 +66,8 @@ int recheck_list_pending(struct store *st, struct recheck **out, size_t *n, stru
 	while ((row = store_step(stmt, what, err)) == 1) {
 		struct recheck *r;
 
-		if (*n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct recheck *v = realloc(*out, ncap * sizeof(*v));
-
-			if (!v)
-				goto nomem;
-			*out = v;
-			cap = ncap;
-		}
+		if (PG_GROW(*out, cap, *n + 1) < 0)
+			goto nomem;
 		r = &(*out)[*n];
 		memset(r, 0, sizeof(*r));
 		(*n)++;

@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "json.h"
 #include "time.h"
+#include "vec.h"
 
 /* Room for a job or attempt state or an outcome name. */
 #define SCHED_WORD_MAX 32
@@ -1180,16 +1181,9 @@ static int sched_list_expired(struct store *st, int64_t now, struct sched_expire
 	while ((row = store_step(stmt, what, err)) > 0) {
 		struct sched_expired *e;
 
-		if (*n == alloc) {
-			size_t na = alloc ? 2 * alloc : 16;
-			struct sched_expired *nl = realloc(*list, na * sizeof(**list));
-
-			if (!nl) {
-				pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-				goto out;
-			}
-			*list = nl;
-			alloc = na;
+		if (PG_GROW(*list, alloc, *n + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+			goto out;
 		}
 		e = &(*list)[*n];
 		e->job_id = sqlite3_column_int64(stmt, 0);
@@ -1341,16 +1335,9 @@ static int sched_list_victims(struct store *st, enum sched_scope scope, int64_t 
 		const char *state = (const char *)sqlite3_column_text(stmt, 2);
 		struct sched_victim *v;
 
-		if (*n == alloc) {
-			size_t na = alloc ? 2 * alloc : 16;
-			struct sched_victim *nl = realloc(*list, na * sizeof(**list));
-
-			if (!nl) {
-				pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-				goto out;
-			}
-			*list = nl;
-			alloc = na;
+		if (PG_GROW(*list, alloc, *n + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+			goto out;
 		}
 		v = &(*list)[(*n)++];
 		v->job_id = sqlite3_column_int64(stmt, 0);

@@ -14,6 +14,7 @@
 
 #include "changepoint.h"
 #include "stats.h"
+#include "vec.h"
 #include "verdict_pass.h"
 
 /* History rows read per series, newest first: enough for CP_MAX_POINTS
@@ -54,28 +55,14 @@ static int series_add(struct vp_series *s, const char *oid, double v, struct pg_
 			break;
 		}
 	if (!c) {
-		if (s->n == s->cap) {
-			size_t nc = s->cap ? 2 * s->cap : 32;
-			struct vp_commit *n = realloc(s->c, nc * sizeof(*n));
-
-			if (!n)
-				return pg_err_set(err, PG_ENOMEM, "out of memory");
-			s->c = n;
-			s->cap = nc;
-		}
+		if (PG_GROW(s->c, s->cap, s->n + 1) < 0)
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
 		c = &s->c[s->n++];
 		memset(c, 0, sizeof(*c));
 		snprintf(c->oid, sizeof(c->oid), "%s", oid);
 	}
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? 2 * c->cap : 4;
-		double *n = realloc(c->v, nc * sizeof(*n));
-
-		if (!n)
-			return pg_err_set(err, PG_ENOMEM, "out of memory");
-		c->v = n;
-		c->cap = nc;
-	}
+	if (PG_GROW(c->v, c->cap, c->n + 1) < 0)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
 	c->v[c->n++] = v;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "vec.h"
 
 #define VP_WHAT_JOB "read job for its verdict"
 #define VP_WHAT_ROUNDS "read the rounds of a job"
@@ -241,15 +242,16 @@ out:
 static int push_value(struct vp_key *k, int side, double v, int64_t tag, struct pg_err *err)
 {
 	if (k->n[side] == k->cap[side]) {
-		size_t nc = k->cap[side] ? 2 * k->cap[side] : 16;
-		double *nv = realloc(k->v[side], nc * sizeof(*nv));
+		/* Two arrays of one count. */
+		size_t nc;
+		double *nv;
 		int64_t *nt;
 
-		if (!nv)
+		if (pg_grow_count(k->cap[side], k->n[side] + 1, sizeof(*nt), &nc) < 0 ||
+		    !(nv = pg_realloc_array(k->v[side], nc, sizeof(*nv))))
 			return pg_err_set(err, PG_ENOMEM, "out of memory");
 		k->v[side] = nv;
-		nt = realloc(k->tag[side], nc * sizeof(*nt));
-		if (!nt)
+		if (!(nt = pg_realloc_array(k->tag[side], nc, sizeof(*nt))))
 			return pg_err_set(err, PG_ENOMEM, "out of memory");
 		k->tag[side] = nt;
 		k->cap[side] = nc;
@@ -309,15 +311,8 @@ static int read_samples(struct store *st, struct vp_job *j, struct pg_err *err)
 		if (!b || !m || !side)
 			continue;
 		if (!k || strcmp(k->benchmark, b) || strcmp(k->metric, m)) {
-			if (j->n_keys == cap) {
-				size_t nc = cap ? 2 * cap : 16;
-				struct vp_key *nk = realloc(j->keys, nc * sizeof(*nk));
-
-				if (!nk)
-					goto nomem;
-				j->keys = nk;
-				cap = nc;
-			}
+			if (PG_GROW(j->keys, cap, j->n_keys + 1) < 0)
+				goto nomem;
 			k = &j->keys[j->n_keys++];
 			memset(k, 0, sizeof(*k));
 			if (dup_col(q, 0, &k->benchmark, err) < 0 || dup_col(q, 1, &k->metric, err) < 0 ||

@@ -17,6 +17,7 @@
 #include "outbox.h"
 #include "report_mail.h"
 #include "time.h"
+#include "vec.h"
 
 /* Bytes of the lines one decision tells. */
 #define VP_LINES_MAX (64 * 1024)
@@ -96,16 +97,9 @@ static int context_jobs(struct store *st, int64_t run_id, const char *context, i
 	while ((step = store_step(q, what, err)) == 1) {
 		if (!sqlite3_column_int(q, 1))
 			complete = false;
-		if (*n == cap) {
-			size_t nc = cap ? 2 * cap : 8;
-			int64_t *ni = realloc(*ids, nc * sizeof(*ni));
-
-			if (!ni) {
-				pg_err_set(err, PG_ENOMEM, "out of memory");
-				goto out;
-			}
-			*ids = ni;
-			cap = nc;
+		if (PG_GROW(*ids, cap, *n + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "out of memory");
+			goto out;
 		}
 		(*ids)[(*n)++] = sqlite3_column_int64(q, 0);
 	}
@@ -516,16 +510,9 @@ static int list_ids(struct store *st, const char *sql, const char *what,
 	if (store_prepare(st, &q, sql, what, err) < 0 || store_bind(q, args, nargs, what, err) < 0)
 		goto out;
 	while ((step = store_step(q, what, err)) == 1) {
-		if (*n == cap) {
-			size_t nc = cap ? 2 * cap : 16;
-			int64_t *ni = realloc(*ids, nc * sizeof(*ni));
-
-			if (!ni) {
-				pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-				goto out;
-			}
-			*ids = ni;
-			cap = nc;
+		if (PG_GROW(*ids, cap, *n + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+			goto out;
 		}
 		(*ids)[(*n)++] = sqlite3_column_int64(q, 0);
 	}
@@ -583,16 +570,9 @@ static int decide_leftover_contexts(struct verdict_pass *vp, struct pg_buf *line
 	    store_bind(q, STORE_ARGS(STORE_INT(vp->run_id)), what, err) < 0)
 		goto out;
 	while ((step = store_step(q, what, err)) == 1) {
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 8;
-			void *nl = realloc(list, nc * sizeof(*list));
-
-			if (!nl) {
-				pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-				goto out;
-			}
-			list = nl;
-			cap = nc;
+		if (PG_GROW(list, cap, n + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+			goto out;
 		}
 		list[n].run = sqlite3_column_int64(q, 0);
 		list[n].ctx = strdup((const char *)sqlite3_column_text(q, 1));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sanitize.h"
+#include "vec.h"
 
 static int show_nomem(struct pg_err *err)
 {
@@ -134,15 +135,8 @@ int verdict_run_show(struct store *st, const struct profile_set *ps, int64_t run
 	    store_bind(q, STORE_ARGS(STORE_INT(run_id)), what, err) < 0)
 		goto out;
 	while ((step = store_step(q, what, err)) == 1) {
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 8;
-			void *nj = realloc(jobs, nc * sizeof(*jobs));
-
-			if (!nj)
-				goto nomem;
-			jobs = nj;
-			cap = nc;
-		}
+		if (PG_GROW(jobs, cap, n + 1) < 0)
+			goto nomem;
 		jobs[n].id = sqlite3_column_int64(q, 0);
 		jobs[n].ctx = strdup((const char *)sqlite3_column_text(q, 1));
 		if (!jobs[n++].ctx)

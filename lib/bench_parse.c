@@ -6,6 +6,7 @@
  * lines that every DPDK program prints the same way.
  */
 #include "bench_int.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <math.h>
@@ -261,18 +262,8 @@ int bench_output_add(struct bench_output *out, const char *key, double value,
 		out->dropped++;
 		return 0;
 	}
-	if (out->n == out->alloc) {
-		size_t na = out->alloc ? out->alloc * 2 : 32;
-		struct bench_sample *ns;
-
-		if (na > BENCH_MAX_SAMPLES)
-			na = BENCH_MAX_SAMPLES;
-		ns = realloc(out->samples, na * sizeof(*ns));
-		if (!ns)
-			return pg_err_set(err, PG_ENOMEM, "benchmark results: out of memory");
-		out->samples = ns;
-		out->alloc = na;
-	}
+	if (PG_GROW(out->samples, out->alloc, out->n + 1) < 0)
+		return pg_err_set(err, PG_ENOMEM, "benchmark results: out of memory");
 	memcpy(out->samples[out->n].key, key, kl + 1);
 	out->samples[out->n].value = value;
 	out->samples[out->n].unit = unit;

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "vec.h"
 
 #define ARG_MAX_LEN 65536	/* an expanded argument */
 
@@ -376,16 +377,9 @@ static int argv_push(char ***argv, size_t *argc, size_t *cap, char *s)
 {
 	if (!s)
 		return -1;
-	if (*argc + 2 > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		char **p = realloc(*argv, ncap * sizeof(**argv));
-
-		if (!p) {
-			free(s);
-			return -1;
-		}
-		*argv = p;
-		*cap = ncap;
+	if (PG_GROW(*argv, *cap, *argc + 2) < 0) {
+		free(s);
+		return -1;
 	}
 	(*argv)[(*argc)++] = s;
 	(*argv)[*argc] = NULL;

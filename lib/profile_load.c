@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "vec.h"
 
 static const char *const section_names[] = {
 	"trees", "tree_rules", "default_tree", "host_classes", "build_modes",
@@ -784,14 +785,8 @@ int profile_set_load_dir(struct profile_set *ps, const char *dir, struct pg_err 
 				   PROFILE_MAX_ENTRIES);
 			goto out;
 		}
-		if (n == cap) {
-			char **p = realloc(names, (cap ? cap * 2 : 16) * sizeof(*names));
-
-			if (!p)
-				goto nomem;
-			names = p;
-			cap = cap ? cap * 2 : 16;
-		}
+		if (PG_GROW(names, cap, n + 1) < 0)
+			goto nomem;
 		pg_buf_reset(&path);
 		if (pg_buf_printf(&path, "%s%s%s", dir,
 				  dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",

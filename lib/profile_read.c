@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "vec.h"
 
 /* ---- messages ---------------------------------------------------------- */
 
@@ -556,7 +557,7 @@ int profile_get_kvmap(struct profile_loader *ld, const char *parent, const cJSON
 /* Make room for one more zeroed entry (sections stay small). */
 void *profile_grow(void *arr, size_t n, size_t size)
 {
-	char *p = realloc(arr, (n + 1) * size);
+	char *p = n == SIZE_MAX ? NULL : pg_realloc_array(arr, n + 1, size);
 
 	if (p)
 		memset(p + n * size, 0, size);

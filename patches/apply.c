@@ -13,6 +13,7 @@
 #include "log.h"
 #include "mail.h"
 #include "subject.h"
+#include "vec.h"
 
 #define COMP "apply"
 /* Stand-in Message-ID for mails that have none: git format-patch writes
@@ -121,17 +122,10 @@ static int on_message(const char *msg, size_t len, void *arg)
 		pg_mail_free(&m);
 		return 0;
 	}
-	if (c->n == c->alloc) {
-		size_t alloc = c->alloc ? c->alloc * 2 : 8;
-		struct pg_mail *v = realloc(c->mails, alloc * sizeof(*v));
-
-		if (!v) {
-			pg_mail_free(&m);
-			pg_err_set(c->err, PG_ENOMEM, "apply: out of memory");
-			return -1;
-		}
-		c->mails = v;
-		c->alloc = alloc;
+	if (PG_GROW(c->mails, c->alloc, c->n + 1) < 0) {
+		pg_mail_free(&m);
+		pg_err_set(c->err, PG_ENOMEM, "apply: out of memory");
+		return -1;
 	}
 	c->mails[c->n++] = m;
 	return 0;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "vec.h"
 
 /* Largest file the search reads (beyond it the patch fails, naming it). */
 #define OFFSET_MAX_FILE (256u << 20)
@@ -33,15 +34,8 @@ struct lines {
 
 static int lines_add(struct lines *ls, const char *p, size_t len, struct pg_err *err)
 {
-	if (ls->n == ls->alloc) {
-		size_t alloc = ls->alloc ? ls->alloc * 2 : 64;
-		struct line *v = realloc(ls->v, alloc * sizeof(*v));
-
-		if (!v)
-			return pg_err_set(err, PG_ENOMEM, "offset search: out of memory");
-		ls->v = v;
-		ls->alloc = alloc;
-	}
+	if (PG_GROW(ls->v, ls->alloc, ls->n + 1) < 0)
+		return pg_err_set(err, PG_ENOMEM, "offset search: out of memory");
 	ls->v[ls->n].p = p;
 	ls->v[ls->n].len = len;
 	ls->n++;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "buf.h"
+#include "vec.h"
 
 /* ---- git's path rules ----------------------------------------------- */
 
@@ -168,15 +169,8 @@ int apply_links_add(struct apply_links *l, git_diff *diff, size_t patch, struct 
 
 		if (!d || !makes_link(d))
 			continue;
-		if (l->n == l->alloc) {
-			size_t alloc = l->alloc ? l->alloc * 2 : 8;
-			struct apply_link *v = realloc(l->v, alloc * sizeof(*v));
-
-			if (!v)
-				return pg_err_set(err, PG_ENOMEM, "apply: out of memory");
-			l->v = v;
-			l->alloc = alloc;
-		}
+		if (PG_GROW(l->v, l->alloc, l->n + 1) < 0)
+			return pg_err_set(err, PG_ENOMEM, "apply: out of memory");
 		if (!(l->v[l->n].path = strdup(d->new_file.path)))
 			return pg_err_set(err, PG_ENOMEM, "apply: out of memory");
 		l->v[l->n].patch = patch;

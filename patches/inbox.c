@@ -22,6 +22,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "time.h"
+#include "vec.h"
 
 #define COMP "inbox"
 #define PATH_MAX_LEN 4096
@@ -386,15 +387,8 @@ static int list_epochs(struct pg_inbox *ib, struct pg_err *err)
 
 		if (e < 0)
 			continue;
-		if (n == alloc) {
-			size_t na = alloc ? alloc * 2 : 8;
-			int *nl = realloc(list, na * sizeof(*list));
-
-			if (!nl)
-				goto nomem;
-			list = nl;
-			alloc = na;
-		}
+		if (PG_GROW(list, alloc, n + 1) < 0)
+			goto nomem;
 		list[n++] = e;
 		errno = 0;
 	}

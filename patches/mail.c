@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "time.h"
+#include "vec.h"
 
 static bool is_wsp(char c)
 {
@@ -154,15 +155,8 @@ static int add_header(struct parse *p, const struct pg_mail_field *f)
 	struct pg_mail *m = p->m;
 	struct pg_mail_header *h;
 
-	if (m->nheaders == p->header_alloc) {
-		size_t alloc = p->header_alloc ? p->header_alloc * 2 : 32;
-
-		h = realloc(m->headers, alloc * sizeof(*h));
-		if (!h)
-			return nomem(p, "headers");
-		m->headers = h;
-		p->header_alloc = alloc;
-	}
+	if (PG_GROW(m->headers, p->header_alloc, m->nheaders + 1) < 0)
+		return nomem(p, "headers");
 	h = &m->headers[m->nheaders];
 	h->name = malloc(f->name_len + 1);
 	h->value = pg_mail_unfold(f->value, f->value_len);
@@ -220,7 +214,7 @@ static int read_headers(struct parse *p, size_t max_bytes, size_t max_count)
 
 static int first_msgid(struct parse *p, const char *v, char **out)
 {
-	struct pg_mail_strv ids = { NULL, 0, 0 };
+	struct pg_strvec ids = PG_STRVEC_INIT;
 	int rc = 0;
 
 	if (v && pg_mail_msgids(v, &ids) < 0) {
@@ -231,7 +225,7 @@ static int first_msgid(struct parse *p, const char *v, char **out)
 	if (!*out)
 		rc = nomem(p, "msg-id");
 out:
-	pg_mail_strv_free(&ids);
+	pg_strvec_clear(&ids);
 	return rc;
 }
 
@@ -418,7 +412,7 @@ out:
 static int common_fields(struct parse *p)
 {
 	struct pg_mail *m = p->m;
-	struct pg_mail_strv refs = { NULL, 0, 0 };
+	struct pg_strvec refs = PG_STRVEC_INIT;
 	const char *v;
 	int rc = -1;
 
@@ -463,7 +457,7 @@ static int common_fields(struct parse *p)
 		goto out;
 	rc = 0;
 out:
-	pg_mail_strv_free(&refs);
+	pg_strvec_clear(&refs);
 	return rc;
 }
 
@@ -580,7 +574,7 @@ static int body_parts(struct parse *p)
 	struct pg_mail_mime w = { PG_BUF_INIT(0), false, PG_MAIL_CS_UTF8,
 				  PG_BUF_INIT(0), 0 };
 	struct pg_buf diff = PG_BUF_INIT(PG_BUF_NOLIMIT);
-	struct pg_mail_strv files = { NULL, 0, 0 };
+	struct pg_strvec files = PG_STRVEC_INIT;
 	struct pg_mail_split sp;
 	const char *body;
 	size_t blen;
@@ -629,7 +623,7 @@ static int body_parts(struct parse *p)
 	m->has_patch = m->diff_len > 0;
 	rc = 0;
 out:
-	pg_mail_strv_free(&files);
+	pg_strvec_clear(&files);
 	pg_buf_release(&diff);
 	pg_buf_release(&w.body);
 	pg_buf_release(&w.attach);

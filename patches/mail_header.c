@@ -6,6 +6,7 @@
  */
 #include "mail_int.h"
 #include "text.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -14,41 +15,6 @@
 
 /* The longest charset label we look at; real ones are under 20 bytes. */
 #define CHARSET_MAX 64
-
-int pg_mail_strv_push(struct pg_mail_strv *sv, const char *s, size_t n)
-{
-	char *copy;
-
-	if (sv->n == sv->alloc) {
-		size_t alloc = sv->alloc ? sv->alloc * 2 : 8;
-		char **v;
-
-		if (alloc > SIZE_MAX / sizeof(*v))
-			return -1;
-		v = realloc(sv->v, alloc * sizeof(*v));
-		if (!v)
-			return -1;
-		sv->v = v;
-		sv->alloc = alloc;
-	}
-	copy = malloc(n + 1);
-	if (!copy)
-		return -1;
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	sv->v[sv->n++] = copy;
-	return 0;
-}
-
-void pg_mail_strv_free(struct pg_mail_strv *sv)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		free(sv->v[i]);
-	free(sv->v);
-	sv->v = NULL;
-	sv->n = 0;
-	sv->alloc = 0;
-}
 
 size_t pg_mail_eol(const char *s, size_t len, size_t pos)
 {
@@ -439,7 +405,7 @@ static size_t skip_comment(const char *v, size_t len, size_t i)
 	return len;
 }
 
-static int push_id(struct pg_mail_strv *out, const char *s, size_t n)
+static int push_id(struct pg_strvec *out, const char *s, size_t n)
 {
 	char *id;
 	size_t o = 0;
@@ -451,12 +417,12 @@ static int push_id(struct pg_mail_strv *out, const char *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (!is_wsp(s[i]) && s[i] != '\n' && s[i] != '\r')
 			id[o++] = s[i];
-	rc = o ? pg_mail_strv_push(out, id, o) : 0;
+	rc = o ? pg_strvec_pushn(out, id, o) : 0;
 	free(id);
 	return rc;
 }
 
-int pg_mail_msgids(const char *v, struct pg_mail_strv *out)
+int pg_mail_msgids(const char *v, struct pg_strvec *out)
 {
 	size_t len = strlen(v), i = 0;
 

@@ -17,17 +17,7 @@
 
 #include "buf.h"
 #include "mail.h"
-
-/* A growable vector of owned strings. */
-struct pg_mail_strv {
-	char **v;
-	size_t n;
-	size_t alloc;
-};
-
-/* Append a copy of s[0..n) (NUL-terminated).  0 or -1 on ENOMEM. */
-int pg_mail_strv_push(struct pg_mail_strv *sv, const char *s, size_t n);
-void pg_mail_strv_free(struct pg_mail_strv *sv);
+#include "vec.h"
 
 /* Index of the '\n' ending the line that starts at pos, or len. */
 size_t pg_mail_eol(const char *s, size_t len, size_t pos);
@@ -64,7 +54,7 @@ bool pg_mail_eq(const char *s, size_t n, const char *lit);
 /* Msg-ids of a header value: the <...> tokens (outside comments), or the
  * white-space separated words when there is no '<' at all.  Angle brackets
  * and inner white space removed, empty ids skipped.  0 or -1 (ENOMEM). */
-int pg_mail_msgids(const char *v, struct pg_mail_strv *out);
+int pg_mail_msgids(const char *v, struct pg_strvec *out);
 
 /* First mailbox of an address list: decoded display name (or the comment
  * of "addr (Name)") and addr-spec.  Both set to new strings, "" when
@@ -138,6 +128,6 @@ int pg_mail_diff_append(struct pg_buf *out, const char *s, size_t n,
 			size_t start);
 
 /* The paths touched by a diff, in order, each once.  0 or -1 (ENOMEM). */
-int pg_mail_diff_files(const char *s, size_t n, struct pg_mail_strv *files);
+int pg_mail_diff_files(const char *s, size_t n, struct pg_strvec *files);
 
 #endif

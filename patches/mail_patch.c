@@ -161,7 +161,7 @@ static uint64_t hash(const char *s, size_t n)
 	return h;
 }
 
-static int pathset_grow(struct pathset *ps, const struct pg_mail_strv *files)
+static int pathset_grow(struct pathset *ps, const struct pg_strvec *files)
 {
 	size_t cap = ps->cap ? ps->cap * 2 : 64, *slot;
 
@@ -185,7 +185,7 @@ static int pathset_grow(struct pathset *ps, const struct pg_mail_strv *files)
 	return 0;
 }
 
-static int add_path(struct pathset *ps, struct pg_mail_strv *files,
+static int add_path(struct pathset *ps, struct pg_strvec *files,
 		    const char *p, size_t n)
 {
 	size_t h;
@@ -204,7 +204,7 @@ static int add_path(struct pathset *ps, struct pg_mail_strv *files,
 		if (strlen(f) == n && !memcmp(f, p, n))
 			return 0;
 	}
-	if (pg_mail_strv_push(files, p, n) < 0)
+	if (pg_strvec_pushn(files, p, n) < 0)
 		return -1;
 	ps->slot[h] = files->n - 1;
 	return 0;
@@ -390,7 +390,7 @@ out:
 	return rc;
 }
 
-static int add_name(struct pathset *ps, struct pg_mail_strv *files,
+static int add_name(struct pathset *ps, struct pg_strvec *files,
 		    const struct pg_buf *b, bool bare)
 {
 	size_t n = b->len;
@@ -404,7 +404,7 @@ static int add_name(struct pathset *ps, struct pg_mail_strv *files,
 	return add_path(ps, files, p, n);
 }
 
-int pg_mail_diff_files(const char *s, size_t n, struct pg_mail_strv *files)
+int pg_mail_diff_files(const char *s, size_t n, struct pg_strvec *files)
 {
 	struct pathset ps = { NULL, 0 };
 	struct names nm = { PG_BUF_INIT(PG_BUF_NOLIMIT), PG_BUF_INIT(PG_BUF_NOLIMIT),

@@ -7,6 +7,7 @@
  */
 #include "trailers.h"
 #include "text.h"
+#include "vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +142,7 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t size, size_t max,
 	ncap = *cap ? *cap * 2 : 4;
 	if (ncap > max)
 		ncap = max;
-	p = realloc(arr, ncap * size);
+	p = pg_realloc_array(arr, ncap, size);
 	if (!p) {
 		pg_err_set(err, PG_ENOMEM, "out of memory for %zu %s", ncap, what);
 		return NULL;
