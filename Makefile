@@ -43,7 +43,22 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 ALL_CFLAGS := -std=c11 -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) $(SAN_FLAGS) \
-	$(PATH_DEFS) -iquote lib -iquote patches -iquote controller -iquote agent $(PKG_CFLAGS) -MMD -MP
+	$(PATH_DEFS) $(PKG_CFLAGS) -MMD -MP
+
+# The layers, as the compiler sees them: a file may include headers of its
+# own folder and of the folders below it, never of one beside or above it.
+#   lib/         the ground floor: buffers, errors, processes, files, JSON,
+#                profiles, git and time helpers
+#   patches/     mail, mbox, trailers, Patchwork and applying: lib/
+#   controller/  the controller: patches/ and lib/, never agent/
+#   agent/       the agent: patches/ and lib/, never controller/
+# Tests, tools and benchmarks see every folder.
+INC_lib := -iquote lib
+INC_patches := $(INC_lib) -iquote patches
+INC_controller := $(INC_patches) -iquote controller
+INC_agent := $(INC_patches) -iquote agent
+INC_all := $(INC_patches) -iquote controller -iquote agent
+layer = $(or $(INC_$(firstword $(subst /, ,$(1)))),$(INC_all))
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 LIBS := $(PKG_LIBS) -lpthread -lm
 
@@ -79,7 +94,7 @@ $(BUILD)/CFLAGS: FORCE
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/CFLAGS
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(call layer,$<) -c -o $@ $<
 
 $(LIB_A): $(call obj,$(LIB_SRC))
 	@rm -f $@
@@ -157,6 +172,12 @@ FUZZ_CC ?= clang
 # Agent code that reads outside input, linked into its own target.
 FUZZ_EXTRA_fuzz_harness := agent/harness.c agent/harness_subset.c
 build/fuzz/fuzz_harness: $(FUZZ_EXTRA_fuzz_harness) agent/harness.h
+# The benchmark output parsers (agent/bench_parse.h): pure functions over a
+# buffer, fed by a benchmark's output.
+FUZZ_BENCH := agent/bench_parse.c agent/bench_mempool.c agent/bench_testpmd.c
+FUZZ_EXTRA_fuzz_bench_mempool := $(FUZZ_BENCH)
+FUZZ_EXTRA_fuzz_bench_testpmd := $(FUZZ_BENCH)
+build/fuzz/fuzz_bench_mempool build/fuzz/fuzz_bench_testpmd: $(FUZZ_BENCH) agent/bench_parse.h
 # The API's router: which paths reach the web directory.
 FUZZ_EXTRA_fuzz_route := controller/api_route.c
 build/fuzz/fuzz_route: $(FUZZ_EXTRA_fuzz_route) controller/api_route.h

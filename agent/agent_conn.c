@@ -11,7 +11,7 @@
 
 #include "fsutil.h"
 #include "json.h"
-#include "time.h"
+#include "timeutil.h"
 #include "token.h"
 
 /* Helper threads of abandoned requests still running.  Process-wide on

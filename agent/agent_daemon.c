@@ -26,7 +26,7 @@
 #include "http.h"
 #include "json.h"
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 
 /* SIGTERM and SIGINT received, counted up to 2: 1 stops leasing (and an
  * idle wait), 2 abandons the job. */

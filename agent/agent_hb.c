@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 
 const char *agent_cancel_reason(enum agent_cancel c)
 {

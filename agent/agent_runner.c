@@ -7,7 +7,7 @@
 
 #include "buf.h"
 #include "json.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define BUILTIN_POLL_MS 100
 

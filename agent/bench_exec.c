@@ -17,7 +17,7 @@
 #include "json.h"
 #include "log.h"
 #include "proc.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define BENCH_MAX_ARGS 256
 #define BENCH_STDBUF "/usr/bin/stdbuf"	/* coreutils */

@@ -8,7 +8,7 @@
  * run; this module expands the two placeholders the agent owns, starts the
  * program from the side's build directory (in the sandbox when the caller
  * gives one), drives it as its stdin mode says, stops it, parses what
- * it printed (lib/bench_parse.h), and says whether it produced results.
+ * it printed (agent/bench_parse.h), and says whether it produced results.
  *
  *   stdin "null"   stdin is /dev/null; the program ends by itself (dpdk-test
  *                  ends after its test), or after stop_after_lines result

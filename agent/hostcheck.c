@@ -13,7 +13,7 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "proc.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define HOSTCHECK_FILE_MAX (1024 * 1024)
 

@@ -20,7 +20,7 @@
 #include "json.h"
 #include "log.h"
 #include "profile.h"
-#include "time.h"
+#include "timeutil.h"
 #include "workspace.h"
 #include "ws_child.h"
 

@@ -19,7 +19,7 @@
 #include "fsutil.h"
 #include "inbox.h"
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define COMP "workspace"
 #define MIRROR_REFSPEC "+refs/heads/*:refs/heads/*"
@@ -239,7 +239,7 @@ int ws_mirror_sync_opts(const char *work_dir, const char *tree, const char *url,
 	fc.opts = opts;
 	if (check_names(tree, NULL, err) < 0 ||
 	    (need_commit && parse_commit_id(&want, need_commit, err) < 0) ||
-	    pg_inbox_global_init(err) < 0 ||
+	    pg_git_global_init(err) < 0 ||
 	    path_dup(&path, err, "%s/mirrors/%s.git", work_dir, tree) < 0 ||
 	    pg_git_mirror_open(&repo, path, COMP, tree, err) < 0)
 		goto fail;
@@ -393,7 +393,7 @@ int ws_checkout(const char *work_dir, const char *tree, const char *slot,
 
 	*src_path = NULL;
 	if (check_names(tree, slot, err) < 0 || parse_commit_id(&oid, commit, err) < 0 ||
-	    pg_inbox_global_init(err) < 0 ||
+	    pg_git_global_init(err) < 0 ||
 	    path_dup(&src, err, "%s/slots/%s/%s/src", work_dir, tree, slot) < 0 ||
 	    slot_open(&repo, src, mirror_path, err) < 0)
 		goto fail;
@@ -451,7 +451,7 @@ int ws_apply_opts(const char *src_path, const char *mbox, size_t len,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (pg_inbox_global_init(err) < 0)
+	if (pg_git_global_init(err) < 0)
 		return -1;
 	rc = git_repository_open_ext(&repo, src_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (rc < 0)

@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
+#include "gitutil.h"
 #include "inbox.h"
 #include "json.h"
 #include "log.h"
@@ -754,7 +755,7 @@ int ws_child_main(int argc, char **argv)
 	/* The slot belongs to the sandbox user; a child run unsandboxed (a
 	 * trusted host, as root) opens it all the same: it is the agent's
 	 * own, at a path the agent chose. */
-	if (pg_inbox_global_init(&err) < 0 ||
+	if (pg_git_global_init(&err) < 0 ||
 	    git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0) {
 		pg_log_error(COMP, "libgit2: %s", err.msg[0] ? err.msg : "owner validation");
 		return EXIT_ERROR;

@@ -12,7 +12,7 @@
 
 #include "err.h"
 #include "store.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define N_SINGLE 1000
 #define N_BATCHED 20000

@@ -24,7 +24,7 @@
 
 #include "json.h"
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 
 /* The biggest answer we build in memory: a series' mbox, with room. */
 #define API_OUT_MAX (API_MBOX_MAX + 65536)

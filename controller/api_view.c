@@ -10,7 +10,7 @@
 
 #include "json.h"
 #include "report_mail.h"
-#include "time.h"
+#include "timeutil.h"
 
 const char *vw_col_text(sqlite3_stmt *stmt, int i)
 {

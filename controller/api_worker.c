@@ -63,7 +63,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 
 void api_worker_done(struct api_req *r)
 {

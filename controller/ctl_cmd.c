@@ -27,7 +27,7 @@
 #include "profile.h"
 #include "sched.h"
 #include "store.h"
-#include "time.h"
+#include "timeutil.h"
 
 int ctl_cmd_check_config(const struct ctl_config *cfg)
 {

@@ -12,7 +12,7 @@
 #include "json.h"
 #include "log.h"
 #include "sched.h"
-#include "time.h"
+#include "timeutil.h"
 
 static const char *const ctl_config_fields[] = {
 	"db", "data_dir", "profiles_dir", "profiles", "log_level", "project", "sources",

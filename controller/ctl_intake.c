@@ -16,7 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "text.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define CTL_MAX_CLI_SOURCES 64
 

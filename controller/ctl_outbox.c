@@ -18,7 +18,7 @@
 #include "json.h"
 #include "log.h"
 #include "text.h"
-#include "time.h"
+#include "timeutil.h"
 #include "token.h"
 
 #define LOG_COMP "outbox"

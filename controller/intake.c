@@ -9,7 +9,7 @@
 #include "mail.h"
 #include "series.h"
 #include "subject.h"
-#include "time.h"
+#include "timeutil.h"
 #include "trailers.h"
 
 void intake_count_reason(struct intake_stats *s, const char *reason)

@@ -28,7 +28,7 @@
 #include "mbox.h"
 #include "patchwork.h"
 #include "series.h"
-#include "time.h"
+#include "timeutil.h"
 #include "trailers.h"
 
 /*

@@ -14,7 +14,7 @@
 #include "json.h"
 #include "log.h"
 #include "series.h"
-#include "time.h"
+#include "timeutil.h"
 
 /* ---- pure parts ------------------------------------------------------ */
 

@@ -14,7 +14,7 @@
 #include "report_mail.h"
 #include "sanitize.h"
 #include "text.h"
-#include "time.h"
+#include "timeutil.h"
 #include "vec.h"
 
 int outbox_tx_run(struct store *st, const char *what, const char *sql,

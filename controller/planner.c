@@ -19,7 +19,7 @@
 #include "recheck.h"
 #include "sched.h"
 #include "series.h"
-#include "time.h"
+#include "timeutil.h"
 #include "trees.h"
 #include "vec.h"
 

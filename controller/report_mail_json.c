@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "time.h"
+#include "timeutil.h"
 
 static const char *const input_fields[] = {
 	"from", "to", "cc", "author", "cc_author", "patch_msgid", "patch_id", "patch_url",

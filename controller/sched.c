@@ -15,7 +15,7 @@
 
 #include "buf.h"
 #include "json.h"
-#include "time.h"
+#include "timeutil.h"
 #include "vec.h"
 
 /* Room for a job or attempt state or an outcome name. */

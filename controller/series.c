@@ -12,7 +12,7 @@
 #include "log.h"
 #include "recheck.h"
 #include "store.h"
-#include "time.h"
+#include "timeutil.h"
 
 /* Unthreaded siblings must have been sent this close together (Patchwork's
  * SERIES_DELAY_INTERVAL). */

@@ -28,7 +28,7 @@
 #include "profile.h"
 #include "sched.h"
 #include "store.h"
-#include "time.h"
+#include "timeutil.h"
 
 /* How often leases are checked for expiry: a lease of lease_s ends at most
  * this much later than it should. */

@@ -18,7 +18,7 @@
 #include "fsutil.h"
 #include "inbox.h"
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define COMP "trees"
 #define MIRROR_REFSPEC "+refs/heads/*:refs/heads/*"
@@ -40,7 +40,7 @@ static int open_mirror(git_repository **repo, const char *path, struct pg_err *e
 {
 	int rc;
 
-	if (pg_inbox_global_init(err) < 0)
+	if (pg_git_global_init(err) < 0)
 		return -1;
 	rc = git_repository_open_ext(repo, path,
 				     GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL);
@@ -197,7 +197,7 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 	pg_git_progress_start(&sc.prog, COMP, timeout_ms ? timeout_ms : TREES_SYNC_TIMEOUT_DEFAULT_MS);
 	pg_git_progress_label(&sc.prog, "sync %s", t->name);
 	sc.name = t->name;
-	if (pg_inbox_global_init(err) < 0 ||
+	if (pg_git_global_init(err) < 0 ||
 	    trees_mirror_path(mirror_root, t->name, path, sizeof(path), err) < 0 ||
 	    pg_git_mirror_open(&repo, path, COMP, t->name, err) < 0 ||
 	    make_remote(repo, t->url, &remote, err) < 0)

@@ -16,7 +16,7 @@
 #include "log.h"
 #include "outbox.h"
 #include "report_mail.h"
-#include "time.h"
+#include "timeutil.h"
 #include "vec.h"
 
 /* Bytes of the lines one decision tells. */

@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "json.h"
 #include "log.h"
+#include "profile.h"
 
 /* Drop "." and "name/.." components of an absolute path in place, so that
  * printed paths read as an operator would write them. */

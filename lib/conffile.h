@@ -14,7 +14,10 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
-#include "profile.h"
+
+/* The profile catalogue (profile.h): the two calls below take one; the
+ * rest of a configuration file has nothing to do with profiles. */
+struct profile_set;
 
 #define PG_CONFIG_MAX (1024 * 1024)
 

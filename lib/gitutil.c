@@ -2,6 +2,7 @@
 #include "gitutil.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,9 +11,28 @@
 
 #include "fsutil.h"
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define GIT_PROGRESS_INTERVAL_MS 1000
+
+/* ---- the process ------------------------------------------------------ */
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static int global_rc;
+
+static void global_init_once(void)
+{
+	global_rc = git_libgit2_init();
+}
+
+int pg_git_global_init(struct pg_err *err)
+{
+	if (pthread_once(&global_once, global_init_once) != 0)
+		return pg_err_set(err, PG_EIO, "initialise libgit2: pthread_once failed");
+	if (global_rc < 0)
+		return pg_git_fail(err, PG_EIO, global_rc, "initialise libgit2");
+	return 0;
+}
 
 int pg_git_fail(struct pg_err *err, enum pg_errcode code, int rc, const char *fmt, ...)
 {

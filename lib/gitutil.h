@@ -21,6 +21,16 @@
 
 #include "err.h"
 
+/*
+ * Initialise libgit2 for the process (git_libgit2_init(), once; it is
+ * never shut down).  Every user of libgit2 calls it first (opening an
+ * archive or a mirror, applying a series), so a program only needs to
+ * call it itself to be sure that it happens before its threads start.
+ * Thread-safe.  Returns 0, or -1 with PG_EIO when libgit2 cannot
+ * initialise.
+ */
+int pg_git_global_init(struct pg_err *err);
+
 /* Set err to "WHAT: libgit2's last message" (WHAT a printf format) with
  * the given code; git_error_last() may be NULL in 1.5 (after a callback
  * abort, for one), then the bare return code rc is named.  Returns -1. */

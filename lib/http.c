@@ -9,7 +9,7 @@
 
 #include <curl/curl.h>
 
-#include "time.h"
+#include "timeutil.h"
 
 #ifndef PG_VERSION
 #define PG_VERSION "unknown"

@@ -9,7 +9,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +20,7 @@
 
 #include "fsutil.h"
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 #include "vec.h"
 
 #define COMP "inbox"
@@ -66,25 +65,6 @@ static int path_fmt(char *out, size_t size, struct pg_err *err, const char *fmt,
 	va_end(ap);
 	if (n < 0 || (size_t)n >= size)
 		return pg_err_set(err, PG_EINVAL, "path too long: '%.64s...'", out);
-	return 0;
-}
-
-/* ---- set-up ------------------------------------------------------- */
-
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static int global_rc;
-
-static void global_init_once(void)
-{
-	global_rc = git_libgit2_init();
-}
-
-int pg_inbox_global_init(struct pg_err *err)
-{
-	if (pthread_once(&global_once, global_init_once) != 0)
-		return pg_err_set(err, PG_EIO, "initialise libgit2: pthread_once failed");
-	if (global_rc < 0)
-		return pg_git_fail(err, PG_EIO, global_rc, "initialise libgit2");
 	return 0;
 }
 
@@ -235,7 +215,7 @@ int pg_inbox_open(struct pg_inbox **out, const char *source, const char *mirror_
 	int ret = -1;
 
 	*out = NULL;
-	if (pg_inbox_global_init(err) < 0)
+	if (pg_git_global_init(err) < 0)
 		goto out;
 	if (!source || !*source) {
 		pg_err_set(err, PG_EINVAL, "open inbox: empty source");

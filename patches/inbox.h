@@ -142,14 +142,6 @@ struct pg_inbox_tail_result {
 struct pg_inbox;
 
 /*
- * Initialise libgit2 for the process (git_libgit2_init(), once; it is
- * never shut down).  pg_inbox_open() calls it, so a program only needs it
- * to be sure that it happens before its threads start.  Thread-safe.
- * Returns 0, or -1 with PG_EIO when libgit2 cannot initialise.
- */
-int pg_inbox_global_init(struct pg_err *err);
-
-/*
  * Open an archive.  `source` is a local path (a v2 inbox directory or a
  * v1 bare repository) or a URL; `mirror_dir` is where a URL is mirrored
  * (created when missing; required for a URL, ignored for a path, may be

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "time.h"
+#include "timeutil.h"
 #include "vec.h"
 
 static bool is_wsp(char c)

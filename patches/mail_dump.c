@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "time.h"
+#include "timeutil.h"
 
 /* Length of the valid UTF-8 sequence at s[0..n) (2 to 4), or 0. */
 static size_t utf8_seq(const unsigned char *s, size_t n)

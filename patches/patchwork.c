@@ -17,7 +17,7 @@
 #include "http.h"
 #include "json.h"
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define LOG_COMP "patchwork"
 /* Ids are exact in cJSON's doubles up to 2^53. */

@@ -24,7 +24,7 @@
 #include "fsutil.h"
 #include "outbox.h"
 #include "store.h"
-#include "time.h"
+#include "timeutil.h"
 #include "text.h"
 
 #define EXIT_USAGE 2

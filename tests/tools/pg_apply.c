@@ -40,6 +40,7 @@
 #include "buf.h"
 #include "err.h"
 #include "fsutil.h"
+#include "gitutil.h"
 #include "inbox.h"
 #include "log.h"
 
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
 			"REPO MBOX...\n");
 		return EXIT_USAGE;
 	}
-	if (pg_inbox_global_init(&err) < 0) {
+	if (pg_git_global_init(&err) < 0) {
 		fprintf(stderr, "pg_apply: %s\n", err.msg);
 		return EXIT_ERROR;
 	}

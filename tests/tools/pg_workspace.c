@@ -25,7 +25,7 @@
 #include "err.h"
 #include "fsutil.h"
 #include "log.h"
-#include "time.h"
+#include "timeutil.h"
 #include "workspace.h"
 
 #define EXIT_FAILED 1

@@ -16,7 +16,7 @@
 
 #include "agent_job.h"
 #include "agent_runner.h"
-#include "time.h"
+#include "timeutil.h"
 
 static int parse(const char *text, struct agent_job *job, struct pg_err *err)
 {

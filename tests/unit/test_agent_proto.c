@@ -25,7 +25,7 @@
 #include "agent_job.h"
 #include "agent_proto.h"
 #include "fsutil.h"
-#include "time.h"
+#include "timeutil.h"
 
 /* A server that accepts one connection, keeps the request, sends
  * `response` and closes. */

@@ -23,6 +23,7 @@
 #include "apply.h"
 #include "buf.h"
 #include "err.h"
+#include "gitutil.h"
 #include "inbox.h"
 #include "log.h"
 
@@ -59,7 +60,7 @@ static int setup(void **state)
 	struct pg_err err = PG_ERR_INIT;
 	char *base = lines(0, NULL, 0), *changed = lines(10, "line 10 patched", 0);
 
-	if (!f || pg_inbox_global_init(&err) < 0)
+	if (!f || pg_git_global_init(&err) < 0)
 		return -1;
 	gfx_tmpdir(f->dir, sizeof(f->dir), "test-apply");
 	f->repo = gfx_init(f->dir);

@@ -28,6 +28,7 @@
 #include "apply.h"
 #include "buf.h"
 #include "err.h"
+#include "gitutil.h"
 #include "inbox.h"
 #include "log.h"
 
@@ -49,7 +50,7 @@ static int setup(void **state)
 	struct pg_err err = PG_ERR_INIT;
 	const char *files[] = { "README", "hi\n", "dir/a.c", "int a;\n", NULL };
 
-	if (!f || pg_inbox_global_init(&err) < 0)
+	if (!f || pg_git_global_init(&err) < 0)
 		return -1;
 	gfx_tmpdir(f->dir, sizeof(f->dir), "test-apply-hostile");
 	gfx_path(f->repo_dir, f->dir, "repo");

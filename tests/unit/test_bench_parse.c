@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for lib/bench_*.c: golden dumps of real and damaged benchmark
+ * Unit tests for agent/bench_*.c: golden dumps of real and damaged benchmark
  * outputs in tests/bench/ (mempool/NAME.in and testpmd/NAME.in -> NAME.ok,
  * see tests/bench/README), then exact keys and values read off the real
  * captures by hand, and the edges: counting and start detection on every

@@ -39,7 +39,7 @@
 #include "buf.h"
 #include "err.h"
 #include "http.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define BIG_LEN (64 * 1024)
 #define SLOW_MS 1500

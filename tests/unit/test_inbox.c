@@ -23,6 +23,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "gitutil.h"
 #include "inbox.h"
 #include "proc.h"
 
@@ -136,7 +137,7 @@ static int group_setup(void **state)
 
 	(void)state;
 	/* The tests use libgit2 directly too (to damage repositories). */
-	if (pg_inbox_global_init(&err) < 0) {
+	if (pg_git_global_init(&err) < 0) {
 		fprintf(stderr, "test_inbox: %s\n", err.msg);
 		return -1;
 	}

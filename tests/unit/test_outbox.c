@@ -29,7 +29,7 @@
 #include "outbox.h"
 #include "report_mail.h"
 #include "store.h"
-#include "time.h"
+#include "timeutil.h"
 
 #include "storefx.h"
 

@@ -28,7 +28,7 @@
 #include "json.h"
 #include "patchwork.h"
 #include "proc.h"
-#include "time.h"
+#include "timeutil.h"
 
 #define CI_TOKEN "04b5b8ffb66a2d9ba9ad32d0ba95a2b120a60b9a"
 #define BOB_TOKEN "1111111111111111111111111111111111111111"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for lib/time.c: UTC formatting and parsing (ISO 8601 and mail
+ * Unit tests for lib/timeutil.c: UTC formatting and parsing (ISO 8601 and mail
  * dates), calendar edges, clocks, sleeping and backoff.
  */
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "time.h"
+#include "timeutil.h"
 
 /* 2026-11-30T04:30:00Z */
 #define T_2026_11_30_0430 INT64_C(1796013000000)

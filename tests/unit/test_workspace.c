@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "fsutil.h"
+#include "gitutil.h"
 #include "inbox.h"
 #include "log.h"
 #include "workspace.h"
@@ -45,7 +46,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct pg_err err = PG_ERR_INIT;
 
-	if (!f || pg_inbox_global_init(&err) < 0)
+	if (!f || pg_git_global_init(&err) < 0)
 		return -1;
 	gfx_tmpdir(f->dir, sizeof(f->dir), "test-workspace");
 	gfx_path(f->up, f->dir, "up");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 
-#ifndef PG_TIME_H
-#define PG_TIME_H
+#ifndef PG_TIMEUTIL_H
+#define PG_TIMEUTIL_H
 
 /*
  * Clocks, sleeping, UTC timestamps and retry backoff.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "time.h"
+#include "timeutil.h"
 
 #include <errno.h>
 #include <stdio.h>
