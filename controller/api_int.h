@@ -29,6 +29,15 @@
  *
  * While r is queued or parked (a lease waiting for a job) only the
  * writer touches it; the HTTP side looks at it again after the resume.
+ *
+ * The files call one way only, down this chain:
+ *
+ *   api_server.c (HTTP) -> api_worker.c (the writer)
+ *     -> api_agent.c, api_admin.c, api_read.c (the endpoints)
+ *       -> api_body.c (request bodies), api_reply.c (answers, clocks)
+ *
+ * (api_server.c also calls the endpoints' parsers and api_read_run()
+ * itself: a read runs on the HTTP thread.)
  */
 
 #include <pthread.h>
@@ -238,7 +247,7 @@ struct api_server {
 	long in_flight;
 };
 
-/* ---- answers (api_server.c) ------------------------------------------ */
+/* ---- answers (api_reply.c) -------------------------------------------- */
 
 /* The status for an error code: PG_EINVAL 400, PG_ENOTFOUND 404,
  * PG_ECONFLICT 409, PG_ETOOBIG 413, PG_ETIMEOUT 503, else 500. */
@@ -261,6 +270,9 @@ void api_reply_empty(struct api_req *r, unsigned int status);
 /* Answer out's bytes as they are, with Content-Type ctype. */
 void api_reply_text(struct api_req *r, unsigned int status, const char *ctype,
 		    const char *data, size_t len);
+
+/* Set r's deferred log line (logged at info level after the commit). */
+void api_note(struct api_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The time now in wall seconds, as the store keeps it. */
 int64_t api_now_s(void);
@@ -304,9 +316,6 @@ void api_worker_done(struct api_req *r);
  * has committed (writer only). */
 void api_worker_answered(struct api_worker *w, struct api_req *r);
 
-/* Set r's deferred log line (logged at info level after the commit). */
-void api_note(struct api_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* ---- agent endpoints (api_agent.c) ------------------------------------ */
 
 /* Parse and validate a body into op (op is zeroed first; release it with
@@ -322,10 +331,6 @@ int api_parse_result(const char *body, size_t len, struct api_op *op, struct pg_
  * optional (NULL when absent).  Pure. */
 int api_parse_logs_query(const char *attempt, const char *stage, const char *offset,
 			 struct api_op *op, struct pg_err *err);
-
-/* Clear op (progress and offset -1); api_op_release() also frees. */
-void api_op_reset(struct api_op *op);
-void api_op_release(struct api_op *op);
 
 /* Try to lease a job to r's agent inside the writer's open transaction:
  * 1 when r is answered with a job, 0 when nothing could be leased
@@ -364,7 +369,11 @@ int api_series_mbox(struct store *st, int64_t series_id, struct pg_buf *out,
  * added when missing, then a blank line.  Pure. */
 int api_mbox_add(struct pg_buf *out, const char *msg, size_t len);
 
-/* ---- parsing helpers (api_agent.c) ------------------------------------- */
+/* ---- request bodies (api_body.c) ------------------------------------- */
+
+/* Clear op (progress and offset -1); api_op_release() also frees. */
+void api_op_reset(struct api_op *op);
+void api_op_release(struct api_op *op);
 
 /* Parse a body as a JSON object (empty: {}) into *doc. */
 int api_parse_object(const char *body, size_t len, cJSON **doc, struct pg_err *err);

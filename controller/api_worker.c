@@ -85,26 +85,6 @@ void api_worker_answered(struct api_worker *w, struct api_req *r)
 	w->done_tail = r;
 }
 
-void api_note(struct api_req *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	pg_buf_reset(&r->note);
-	va_start(ap, fmt);
-	if (pg_buf_vprintf(&r->note, fmt, ap) < 0) {
-		char cut[1024];
-
-		/* Over API_NOTE_MAX (long labels): log the start. */
-		va_end(ap);
-		va_start(ap, fmt);
-		vsnprintf(cut, sizeof(cut), fmt, ap);
-		pg_buf_reset(&r->note);
-		if (pg_buf_adds(&r->note, cut) < 0 || pg_buf_adds(&r->note, "...") < 0)
-			pg_buf_reset(&r->note);
-	}
-	va_end(ap);
-}
-
 /* ---- batches --------------------------------------------------------- */
 
 static int api_batch_begin(struct api_worker *w, struct pg_err *err)
