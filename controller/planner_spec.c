@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/* The job spec of one job: lib/jobspec.h is its definition. */
+#include "planner_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "json.h"
+
+/* What the agent alone knows, as markers that no profile argument can
+ * hold (profiles refuse control characters); see expand_args(). */
+#define MARK_FILE_PREFIX "\x01"
+#define MARK_BUILD_DIR "\x02"
+
+/* cJSON's Add helpers return NULL when out of memory: fold into bools. */
+static bool add_str(cJSON *o, const char *k, const char *v)
+{
+	return v ? cJSON_AddStringToObject(o, k, v) != NULL : cJSON_AddNullToObject(o, k) != NULL;
+}
+
+static bool add_num(cJSON *o, const char *k, double v)
+{
+	return cJSON_AddNumberToObject(o, k, v) != NULL;
+}
+
+static bool add_kv(cJSON *o, const char *k, const struct profile_kv *kv, size_t n)
+{
+	cJSON *m = cJSON_AddObjectToObject(o, k);
+
+	for (size_t i = 0; m && i < n; i++)
+		if (!cJSON_AddStringToObject(m, kv[i].key, kv[i].value))
+			return false;
+	return m != NULL;
+}
+
+static bool add_strs(cJSON *o, const char *k, char *const *v, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, k);
+
+	for (size_t i = 0; a && i < n; i++) {
+		cJSON *s = cJSON_CreateString(v[i]);
+
+		if (!s || !cJSON_AddItemToArray(a, s)) {
+			cJSON_Delete(s);
+			return false;
+		}
+	}
+	return a != NULL;
+}
+
+static bool add_uints(cJSON *o, const char *k, const unsigned *v, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, k);
+
+	for (size_t i = 0; a && i < n; i++) {
+		cJSON *x = cJSON_CreateNumber(v[i]);
+
+		if (!x || !cJSON_AddItemToArray(a, x)) {
+			cJSON_Delete(x);
+			return false;
+		}
+	}
+	return a != NULL;
+}
+
+static bool add_notes(cJSON *a, const struct notes *ns)
+{
+	for (size_t i = 0; i < ns->n; i++) {
+		cJSON *s = cJSON_CreateString(ns->text[i]);
+
+		if (!s || !cJSON_AddItemToArray(a, s)) {
+			cJSON_Delete(s);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The arguments of b for host class hc, as the agent gets them: every
+ * placeholder expanded by profile_benchmark_argv() except {file_prefix}
+ * and {build_dir}, which it cannot know.  Those two are expanded to
+ * markers (control characters, which no profile argument may hold) and
+ * turned back into placeholders here, while literal braces are doubled
+ * again, so that the agent's expansion of the result is unambiguous.
+ */
+static int expand_args(const struct profile_benchmark *b, const struct profile_host_class *hc,
+		       cJSON *out, struct pg_err *err)
+{
+	const struct profile_run_vars vars = {
+		.file_prefix = MARK_FILE_PREFIX,
+		.build_dir = MARK_BUILD_DIR,
+	};
+	struct pg_buf arg = PG_BUF_INIT(64 * 1024);
+	char **argv = NULL;
+	size_t argc = 0;
+	int rc = -1;
+
+	if (profile_benchmark_argv(b, hc, &vars, &argv, &argc, err) < 0)
+		goto out;
+	for (size_t i = 0; i < argc; i++) {
+		cJSON *s;
+		int r = 0;
+
+		pg_buf_reset(&arg);
+		for (const char *c = argv[i]; *c && r == 0; c++) {
+			if (*c == MARK_FILE_PREFIX[0])
+				r = pg_buf_adds(&arg, "{file_prefix}");
+			else if (*c == MARK_BUILD_DIR[0])
+				r = pg_buf_adds(&arg, "{build_dir}");
+			else if (*c == '{')
+				r = pg_buf_adds(&arg, "{{");
+			else if (*c == '}')
+				r = pg_buf_adds(&arg, "}}");
+			else
+				r = pg_buf_add(&arg, c, 1);
+		}
+		s = r == 0 ? cJSON_CreateString(pg_buf_str(&arg)) : NULL;
+		if (!s || !cJSON_AddItemToArray(out, s)) {
+			cJSON_Delete(s);
+			pg_err_set(err, PG_ENOMEM, "benchmark '%s': out of memory", b->name);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	profile_argv_free(argv, argc);
+	pg_buf_release(&arg);
+	return rc;
+}
+
+static int add_benchmark(cJSON *arr, const struct profile_benchmark *b,
+			 const struct profile_host_class *hc, struct pg_err *err)
+{
+	cJSON *o = cJSON_CreateObject(), *args;
+	const struct profile_mempool_subset *s = &b->subset;
+
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		goto nomem;
+	}
+	if (!add_str(o, "name", b->name) || !add_str(o, "program", b->program) ||
+	    !(args = cJSON_AddArrayToObject(o, "args")))
+		goto nomem;
+	if (expand_args(b, hc, args, err) < 0)
+		return -1;
+	if (!add_kv(o, "env", b->env, b->n_env) ||
+	    !add_str(o, "stdin", profile_stdin_name(b->stdin_mode)) ||
+	    (b->duration_s && !add_num(o, "duration_s", b->duration_s)) ||
+	    !add_str(o, "parser", profile_parser_name(b->parser)) ||
+	    !add_strs(o, "gate", b->gate, b->n_gate) ||
+	    !add_num(o, "timeout_s", b->timeout_s) ||
+	    (b->stop_after_lines && !add_num(o, "stop_after_lines", b->stop_after_lines)))
+		goto nomem;
+	if (b->parser == PROFILE_PARSER_MEMPOOL_PERF &&
+	    !add_str(o, "mode", profile_mode_name(b->mode)))
+		goto nomem;
+	if (b->has_subset) {
+		cJSON *sub = cJSON_AddObjectToObject(o, "subset");
+
+		if (!sub || !add_uints(sub, "cores", s->cores, s->n_cores) ||
+		    !add_uints(sub, "cache", s->cache, s->n_cache) ||
+		    !add_uints(sub, "bulk", s->bulk, s->n_bulk) ||
+		    !add_uints(sub, "keep", s->keep, s->n_keep) ||
+		    !add_uints(sub, "constant_n", s->constant_n, s->n_constant_n) ||
+		    !add_num(sub, "time_s", s->time_s))
+			goto nomem;
+	}
+	return 0;
+nomem:
+	return pg_err_set(err, PG_ENOMEM, "benchmark '%s': out of memory", b->name);
+}
+
+static int add_build(cJSON *spec, const struct group *g, const struct profile_build_mode *bm,
+		     struct pg_err *err)
+{
+	const struct profile_kv **opts = NULL;
+	size_t n = 0;
+	cJSON *build, *m;
+	int rc = -1;
+
+	/* Without a version, no version-gated option: what every DPDK
+	 * release knows. */
+	if (profile_build_mode_options(bm, g->has_version ? g->major : 0,
+				       g->has_version ? g->minor : 0, &opts, &n, err) < 0)
+		return -1;
+	if (!(build = cJSON_AddObjectToObject(spec, "build")) ||
+	    !add_str(build, "buildtype", bm->buildtype) ||
+	    !(m = cJSON_AddObjectToObject(build, "meson_options")))
+		goto nomem;
+	for (size_t i = 0; i < n; i++)
+		if (!cJSON_AddStringToObject(m, opts[i]->key, opts[i]->value))
+			goto nomem;
+	if (bm->c_args && !add_str(build, "c_args", bm->c_args))
+		goto nomem;
+	rc = 0;
+	goto out;
+nomem:
+	pg_err_set(err, PG_ENOMEM, "build mode '%s': out of memory", bm->name);
+out:
+	free(opts);
+	return rc;
+}
+
+static int add_host(cJSON *spec, const struct profile_host_class *hc, struct pg_err *err)
+{
+	cJSON *h = cJSON_AddObjectToObject(spec, "host");
+
+	if (!h || !add_kv(h, "labels", hc->labels, hc->n_labels) ||
+	    !add_str(h, "lcores", hc->lcores) || !add_num(h, "memory_mb", hc->memory_mb) ||
+	    !cJSON_AddBoolToObject(h, "hugepages", hc->hugepages) ||
+	    (hc->numa_node >= 0 && !add_num(h, "numa_node", hc->numa_node)))
+		return pg_err_set(err, PG_ENOMEM, "host class '%s': out of memory", hc->name);
+	return 0;
+}
+
+static int add_series(cJSON *spec, const struct pass *p, const struct series_info *si,
+		      struct pg_err *err)
+{
+	char url[URL_MAX];
+	cJSON *s, *deps;
+
+	if (planner_url(p, url, sizeof(url), "/api/v1/series/", si->id, "/mbox", err) < 0)
+		return -1;
+	if (!(s = cJSON_AddObjectToObject(spec, "series")) || !add_num(s, "id", (double)si->id) ||
+	    !add_str(s, "title", si->title) || !add_num(s, "version", (double)si->version) ||
+	    !add_num(s, "patches", (double)si->n_patches) || !add_str(s, "mbox_url", url) ||
+	    !(deps = cJSON_AddArrayToObject(spec, "depends_on")))
+		goto nomem;
+	for (size_t i = 0; i < si->n_deps; i++) {
+		const struct dep *d = &si->deps[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || !cJSON_AddItemToArray(deps, o)) {
+			cJSON_Delete(o);
+			goto nomem;
+		}
+		if (d->series_id && !d->missing &&
+		    planner_url(p, url, sizeof(url), "/api/v1/series/", d->series_id, "/mbox", err) < 0)
+			return -1;
+		if (!(d->series_id ? add_num(o, "series", (double)d->series_id)
+				   : cJSON_AddNullToObject(o, "series") != NULL) ||
+		    !add_str(o, "kind", d->kind) || !add_str(o, "ref", d->ref) ||
+		    !cJSON_AddBoolToObject(o, "missing", d->missing) ||
+		    !add_str(o, "mbox_url", d->series_id && !d->missing ? url : NULL))
+			goto nomem;
+	}
+	return 0;
+nomem:
+	return pg_err_set(err, PG_ENOMEM, "series %lld: out of memory", (long long)si->id);
+}
+
+int planner_job_spec(const struct pass *p, const struct series_info *si,
+		     const struct group *g, const char *reason,
+		     const struct profile_context *ctx, const struct profile_host_class *hc,
+		     const struct profile_build_mode *bm, char **out, struct pg_err *err)
+{
+	const struct profile_set *ps = p->pl->ps;
+	cJSON *spec = cJSON_CreateObject(), *tree, *benches, *notes;
+	int rc = -1;
+
+	*out = NULL;
+	if (!spec || !add_num(spec, "format", PLANNER_SPEC_FORMAT) ||
+	    !add_num(spec, "run", (double)g->run_id) || !add_str(spec, "reason", reason) ||
+	    !add_str(spec, "context", ctx->name) || !add_str(spec, "host_class", hc->name) ||
+	    !add_str(spec, "build_mode", bm->name) ||
+	    !(tree = cJSON_AddObjectToObject(spec, "tree")) ||
+	    !add_str(tree, "name", g->tree->name) || !add_str(tree, "url", g->tree->url) ||
+	    !add_str(tree, "branch", g->branch) || !add_str(tree, "base_commit", g->base) ||
+	    !add_str(tree, "base_source", g->base_source) ||
+	    !add_str(tree, "version", g->has_version || g->version[0] ? g->version : NULL))
+		goto nomem;
+	if (add_series(spec, p, si, err) < 0 || add_build(spec, g, bm, err) < 0 ||
+	    add_host(spec, hc, err) < 0)
+		goto out;
+	if (!(benches = cJSON_AddArrayToObject(spec, "benchmarks")))
+		goto nomem;
+	for (size_t i = 0; i < ctx->n_benchmarks; i++) {
+		const struct profile_benchmark *b = profile_find_benchmark(ps, ctx->benchmarks[i]);
+
+		if (!b) {
+			pg_err_set(err, PG_EINVAL, "context '%s': unknown benchmark '%s'", ctx->name,
+				   ctx->benchmarks[i]);
+			goto out;
+		}
+		if (add_benchmark(benches, b, hc, err) < 0)
+			goto out;
+	}
+	if (!add_num(spec, "repetitions", ctx->repetitions) ||
+	    !add_num(spec, "max_repetitions", ctx->max_repetitions) ||
+	    !add_num(spec, "threshold_pct", ctx->threshold_pct) ||
+	    !add_num(spec, "alpha", ctx->alpha) ||
+	    !add_num(spec, "noise_limit_pct", ctx->noise_limit_pct) ||
+	    !(notes = cJSON_AddArrayToObject(spec, "notes")) ||
+	    !add_notes(notes, &si->notes) || !add_notes(notes, &g->notes))
+		goto nomem;
+	*out = pg_json_print(spec, false);
+	if (!*out)
+		goto nomem;
+	rc = 0;
+	goto out;
+nomem:
+	pg_err_set(err, PG_ENOMEM, "job spec: out of memory");
+out:
+	cJSON_Delete(spec);
+	return rc;
+}
