@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "jobspec.h"
 #include "json.h"
 
 #define AGENT_ID_MAX 9007199254740992LL
@@ -20,14 +21,14 @@ int agent_job_parse(cJSON *json, struct agent_job *job, struct pg_err *err)
 	job->json = json;
 	if (!cJSON_IsObject(json))
 		return pg_err_set(err, PG_EINVAL, "job: not an object");
-	if (pg_json_get_int(json, "id", true, 1, AGENT_ID_MAX, &id, err) < 0)
+	if (pg_json_get_int(json, JS_LEASE_JOB, true, 1, AGENT_ID_MAX, &id, err) < 0)
 		goto bad;
 	job->id = id;
-	if (pg_json_get_int(json, "attempt", true, 1, AGENT_ID_MAX, &attempt, err) < 0)
+	if (pg_json_get_int(json, JS_LEASE_ATTEMPT, true, 1, AGENT_ID_MAX, &attempt, err) < 0)
 		goto bad;
 	job->attempt = attempt;
-	if (pg_json_get_int(json, "lease_s", false, 1, AGENT_LEASE_S_MAX, &lease_s, err) < 0 ||
-	    pg_json_get_int(json, "heartbeat_s", false, 1, AGENT_LEASE_S_MAX, &hb, err) < 0)
+	if (pg_json_get_int(json, JS_LEASE_S, false, 1, AGENT_LEASE_S_MAX, &lease_s, err) < 0 ||
+	    pg_json_get_int(json, JS_LEASE_HEARTBEAT_S, false, 1, AGENT_LEASE_S_MAX, &hb, err) < 0)
 		goto bad;
 	job->lease_s = lease_s;
 	if (hb == 0)

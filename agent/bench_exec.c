@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "fsbeneath.h"
+#include "jobspec.h"
 #include "json.h"
 #include "log.h"
 #include "proc.h"
@@ -151,18 +152,18 @@ int bench_def_from_json(const cJSON *o, struct bench_def *d, struct pg_err *err)
 	if (!cJSON_IsObject(o))
 		return pg_err_set(err, PG_EINVAL, "expected an object, got %s",
 				  pg_json_type_name(o));
-	if (pg_json_get_string(o, "name", true, &name, err) < 0 ||
-	    pg_json_get_string(o, "program", true, &program, err) < 0 ||
-	    pg_json_get_array(o, "args", true, &args, err) < 0 ||
-	    pg_json_get_object(o, "env", false, &env, err) < 0 ||
-	    pg_json_get_string(o, "stdin", false, &stdin_mode, err) < 0 ||
-	    pg_json_get_int(o, "duration_s", false, 1, 86400, &duration, err) < 0 ||
-	    pg_json_get_string(o, "parser", true, &parser, err) < 0 ||
-	    pg_json_get_array(o, "gate", true, &gate, err) < 0 ||
-	    pg_json_get_int(o, "timeout_s", true, 1, 86400, &timeout, err) < 0 ||
-	    pg_json_get_int(o, "stop_after_lines", false, 1, 1000000, &stop_after, err) < 0 ||
-	    pg_json_get_string(o, "mode", false, &mode, err) < 0 ||
-	    pg_json_get_object(o, "subset", false, &subset, err) < 0)
+	if (pg_json_get_string(o, JS_BENCH_NAME, true, &name, err) < 0 ||
+	    pg_json_get_string(o, JS_BENCH_PROGRAM, true, &program, err) < 0 ||
+	    pg_json_get_array(o, JS_BENCH_ARGS, true, &args, err) < 0 ||
+	    pg_json_get_object(o, JS_BENCH_ENV, false, &env, err) < 0 ||
+	    pg_json_get_string(o, JS_BENCH_STDIN, false, &stdin_mode, err) < 0 ||
+	    pg_json_get_int(o, JS_BENCH_DURATION_S, false, 1, 86400, &duration, err) < 0 ||
+	    pg_json_get_string(o, JS_BENCH_PARSER, true, &parser, err) < 0 ||
+	    pg_json_get_array(o, JS_BENCH_GATE, true, &gate, err) < 0 ||
+	    pg_json_get_int(o, JS_BENCH_TIMEOUT_S, true, 1, 86400, &timeout, err) < 0 ||
+	    pg_json_get_int(o, JS_BENCH_STOP_AFTER_LINES, false, 1, 1000000, &stop_after, err) < 0 ||
+	    pg_json_get_string(o, JS_BENCH_MODE, false, &mode, err) < 0 ||
+	    pg_json_get_object(o, JS_BENCH_SUBSET, false, &subset, err) < 0)
 		goto fail;
 	if (strlen(name) > 128 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 					 "0123456789_.-") != strlen(name) || !*name) {
@@ -213,8 +214,8 @@ int bench_def_from_json(const cJSON *o, struct bench_def *d, struct pg_err *err)
 		pg_err_set(err, PG_ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (strv_from_json(args, "args", BENCH_MAX_ARGS, false, &d->args, err) < 0 ||
-	    strv_from_json(gate, "gate", BENCH_MAX_GATE, true, &d->gate, err) < 0)
+	if (strv_from_json(args, JS_BENCH_ARGS, BENCH_MAX_ARGS, false, &d->args, err) < 0 ||
+	    strv_from_json(gate, JS_BENCH_GATE, BENCH_MAX_GATE, true, &d->gate, err) < 0)
 		goto fail;
 	if (env) {
 		if (def_env(env, d, err) < 0)
@@ -247,12 +248,12 @@ int bench_expand_arg(const char *arg, const char *file_prefix, const char *build
 		} else if (p[0] == '}' && p[1] == '}') {
 			add = "}";
 			skip = 2;
-		} else if (strncmp(p, "{file_prefix}", 13) == 0) {
+		} else if (strncmp(p, JS_ARG_FILE_PREFIX, strlen(JS_ARG_FILE_PREFIX)) == 0) {
 			add = file_prefix;
-			skip = 13;
-		} else if (strncmp(p, "{build_dir}", 11) == 0) {
+			skip = strlen(JS_ARG_FILE_PREFIX);
+		} else if (strncmp(p, JS_ARG_BUILD_DIR, strlen(JS_ARG_BUILD_DIR)) == 0) {
 			add = build_dir;
-			skip = 11;
+			skip = strlen(JS_ARG_BUILD_DIR);
 		} else if (*p == '{' || *p == '}') {
 			pg_err_set(err, PG_EINVAL, "argument '%.64s': unknown placeholder or lone "
 				   "brace at offset %zu", arg, (size_t)(p - arg));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobspec.h"
 #include "json.h"
 #include "profile.h"
 
@@ -89,7 +90,8 @@ int harness_subset_from_json(const cJSON *subset, struct harness_subset *s,
 			     struct pg_err *err)
 {
 	static const char *const keys[] = {
-		"cores", "cache", "bulk", "keep", "constant_n", "time_s", NULL
+		JS_SUBSET_CORES, JS_SUBSET_CACHE, JS_SUBSET_BULK, JS_SUBSET_KEEP,
+		JS_SUBSET_CONSTANT_N, JS_SUBSET_TIME_S, NULL
 	};
 	struct harness_subset t;
 	int64_t time_s = 1;
@@ -104,17 +106,17 @@ int harness_subset_from_json(const cJSON *subset, struct harness_subset *s,
 			pg_err_prefix(err, "subset");
 			return -1;
 		}
-		if (get_list(subset, "cores", 1, CORES_MAX, HARNESS_LIST_MAX, t.cores, &t.n_cores,
+		if (get_list(subset, JS_SUBSET_CORES, 1, CORES_MAX, HARNESS_LIST_MAX, t.cores, &t.n_cores,
 			     err) < 0 ||
-		    get_list(subset, "cache", 0, 512, 2, t.cache, &t.n_cache, err) < 0 ||
-		    get_list(subset, "bulk", 1, BULK_MAX, HARNESS_LIST_MAX, t.bulk, &t.n_bulk,
+		    get_list(subset, JS_SUBSET_CACHE, 0, 512, 2, t.cache, &t.n_cache, err) < 0 ||
+		    get_list(subset, JS_SUBSET_BULK, 1, BULK_MAX, HARNESS_LIST_MAX, t.bulk, &t.n_bulk,
 			     err) < 0 ||
-		    get_list(subset, "keep", 1, KEEP_MAX, HARNESS_LIST_MAX, t.keep, &t.n_keep,
+		    get_list(subset, JS_SUBSET_KEEP, 1, KEEP_MAX, HARNESS_LIST_MAX, t.keep, &t.n_keep,
 			     err) < 0 ||
-		    get_list(subset, "constant_n", 0, 1, 2, t.constant_n, &t.n_constant_n,
+		    get_list(subset, JS_SUBSET_CONSTANT_N, 0, 1, 2, t.constant_n, &t.n_constant_n,
 			     err) < 0)
 			return -1;
-		if (pg_json_get_int(subset, "time_s", false, 1, TIME_S_MAX, &time_s, err) < 0) {
+		if (pg_json_get_int(subset, JS_SUBSET_TIME_S, false, 1, TIME_S_MAX, &time_s, err) < 0) {
 			pg_err_prefix(err, "subset");
 			return -1;
 		}

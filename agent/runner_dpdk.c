@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "harness.h"
 #include "hostcheck.h"
+#include "jobspec.h"
 #include "json.h"
 #include "log.h"
 #include "profile.h"
@@ -104,31 +105,31 @@ static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
 	int64_t reps = 0, rep_base = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (pg_json_get_object(job, "tree", true, &tree, err) < 0 ||
-	    pg_json_get_string(tree, "name", true, &s->tree, err) < 0 ||
-	    pg_json_get_string(tree, "url", true, &s->url, err) < 0 ||
-	    pg_json_get_string(tree, "branch", true, &s->branch, err) < 0 ||
-	    pg_json_get_string(tree, "base_commit", true, &s->base_commit, err) < 0)
+	if (pg_json_get_object(job, JS_TREE, true, &tree, err) < 0 ||
+	    pg_json_get_string(tree, JS_TREE_NAME, true, &s->tree, err) < 0 ||
+	    pg_json_get_string(tree, JS_TREE_URL, true, &s->url, err) < 0 ||
+	    pg_json_get_string(tree, JS_TREE_BRANCH, true, &s->branch, err) < 0 ||
+	    pg_json_get_string(tree, JS_TREE_BASE_COMMIT, true, &s->base_commit, err) < 0)
 		goto fail_tree;
-	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(tree, "version")))
-		s->version = cJSON_GetObjectItemCaseSensitive(tree, "version")->valuestring;
-	if (pg_json_get_string(job, "build_mode", true, &s->build_mode, err) < 0 ||
-	    pg_json_get_object(job, "build", true, &s->build, err) < 0 ||
-	    pg_json_get_object(job, "series", true, &series, err) < 0 ||
-	    pg_json_get_string(series, "mbox_url", true, &s->mbox_url, err) < 0 ||
-	    pg_json_get_array(job, "depends_on", false, &deps, err) < 0 ||
-	    pg_json_get_array(job, "benchmarks", true, &benches, err) < 0 ||
-	    pg_json_get_int(job, "repetitions", true, 1, 10000, &reps, err) < 0 ||
-	    pg_json_get_int(job, "repetition_base", false, 0, 1000000, &rep_base, err) < 0 ||
-	    pg_json_get_object(job, "host", false, &host, err) < 0 ||
-	    (host && pg_json_get_bool(host, "hugepages", false, &s->hugepages, err) < 0))
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(tree, JS_TREE_VERSION)))
+		s->version = cJSON_GetObjectItemCaseSensitive(tree, JS_TREE_VERSION)->valuestring;
+	if (pg_json_get_string(job, JS_BUILD_MODE, true, &s->build_mode, err) < 0 ||
+	    pg_json_get_object(job, JS_BUILD, true, &s->build, err) < 0 ||
+	    pg_json_get_object(job, JS_SERIES, true, &series, err) < 0 ||
+	    pg_json_get_string(series, JS_SERIES_MBOX_URL, true, &s->mbox_url, err) < 0 ||
+	    pg_json_get_array(job, JS_DEPENDS_ON, false, &deps, err) < 0 ||
+	    pg_json_get_array(job, JS_BENCHMARKS, true, &benches, err) < 0 ||
+	    pg_json_get_int(job, JS_REPETITIONS, true, 1, 10000, &reps, err) < 0 ||
+	    pg_json_get_int(job, JS_REPETITION_BASE, false, 0, 1000000, &rep_base, err) < 0 ||
+	    pg_json_get_object(job, JS_HOST, false, &host, err) < 0 ||
+	    (host && pg_json_get_bool(host, JS_HOST_HUGEPAGES, false, &s->hugepages, err) < 0))
 		goto fail;
 	s->repetitions = (int)reps;
 	s->repetition_base = (int)rep_base;
 	if (deps) {
 		cJSON_ArrayForEach(it, deps) {
-			const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "mbox_url");
-			const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "missing");
+			const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, JS_SERIES_MBOX_URL);
+			const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, JS_DEP_MISSING);
 
 			if (cJSON_IsTrue(m) || !cJSON_IsString(u)) {
 				s->n_missing_deps++;
@@ -155,11 +156,33 @@ static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
 	}
 	return 0;
 fail_tree:
-	pg_err_prefix(err, "tree");
+	pg_err_prefix(err, JS_TREE);
 fail:
 	pg_err_prefix(err, "job spec");
 	spec_release(s);
 	return -1;
+}
+
+int agent_runner_dpdk_check_spec(const cJSON *spec, struct pg_err *err)
+{
+	struct dpdk_spec s;
+	int rc = -1;
+
+	if (spec_read(spec, &s, err) < 0)
+		return -1;
+	for (size_t i = 0; i < s.n_bench; i++) {
+		struct harness_subset subset;
+
+		if (s.bench[i].subset &&
+		    harness_subset_from_json(s.bench[i].subset_json, &subset, err) < 0) {
+			pg_err_prefix(err, "job spec: benchmark %s", s.bench[i].name);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	spec_release(&s);
+	return rc;
 }
 
 /* Upload text as the log of stage, in chunks. */
@@ -415,9 +438,9 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 	size_t nt = 0;
 	int n;
 
-	if (pg_json_get_string(j->spec.build, "buildtype", true, &buildtype, err) < 0 ||
-	    pg_json_get_object(j->spec.build, "meson_options", true, &opts, err) < 0 ||
-	    pg_json_get_string(j->spec.build, "c_args", false, &c_args, err) < 0)
+	if (pg_json_get_string(j->spec.build, JS_BUILD_BUILDTYPE, true, &buildtype, err) < 0 ||
+	    pg_json_get_object(j->spec.build, JS_BUILD_MESON_OPTIONS, true, &opts, err) < 0 ||
+	    pg_json_get_string(j->spec.build, JS_BUILD_C_ARGS, false, &c_args, err) < 0)
 		return pg_err_prefix(err, "job spec: build"), -1;
 	if (job_slot(j, side, slot, sizeof(slot), err) < 0 ||
 	    ws_build_dir(j->run->work_dir, j->spec.tree, slot, &dir, err) < 0)

@@ -3,7 +3,7 @@
 #define AGENT_RUNNER_DPDK_H
 
 /*
- * The DPDK runner: a job spec (controller/planner.h) in, samples out.
+ * The DPDK runner: a job spec (lib/jobspec.h) in, samples out.
  *
  *   prepare        host check (load, governor, turbo, SMT, hugepages,
  *                  compiler); the tree's mirror synced (agent/workspace.h)
@@ -34,9 +34,19 @@
  * log of its stage.
  */
 
+#include <cjson/cJSON.h>
+
 #include "agent_runner.h"
+
+#include "err.h"
 
 int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		      struct pg_err *err);
+
+/* Read spec as the runner does before it starts (every field it needs,
+ * every benchmark, a mempool subset as the harness takes it), and no
+ * more.  Returns 0 when the runner can run it, or -1 with err naming the
+ * field (PG_EINVAL). */
+int agent_runner_dpdk_check_spec(const cJSON *spec, struct pg_err *err);
 
 #endif

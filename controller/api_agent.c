@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "jobspec.h"
 #include "json.h"
 #include "log.h"
 
@@ -245,27 +246,27 @@ static cJSON *api_lease_job(const struct api_server *srv, const struct sched_lea
 		if (!job)
 			return NULL;
 	}
-	ok = api_set(job, "id", cJSON_CreateNumber((double)l->job_id)) &&
-	     api_set(job, "attempt", cJSON_CreateNumber((double)l->attempt)) &&
-	     api_set(job, "lease_expires", cJSON_CreateNumber((double)l->lease_expires)) &&
-	     api_set(job, "lease_s", cJSON_CreateNumber((double)lease_s)) &&
-	     api_set(job, "heartbeat_s",
+	ok = api_set(job, JS_LEASE_JOB, cJSON_CreateNumber((double)l->job_id)) &&
+	     api_set(job, JS_LEASE_ATTEMPT, cJSON_CreateNumber((double)l->attempt)) &&
+	     api_set(job, JS_LEASE_EXPIRES, cJSON_CreateNumber((double)l->lease_expires)) &&
+	     api_set(job, JS_LEASE_S, cJSON_CreateNumber((double)lease_s)) &&
+	     api_set(job, JS_LEASE_HEARTBEAT_S,
 		     cJSON_CreateNumber((double)(lease_s / 3 > 0 ? lease_s / 3 : 1))) &&
-	     api_set(job, "run", cJSON_CreateNumber((double)l->run_id)) &&
-	     api_set(job, "context", cJSON_CreateString(l->context)) &&
-	     api_set(job, "host_class", cJSON_CreateString(l->host_class)) &&
-	     api_set(job, "build_mode", cJSON_CreateString(l->build_mode));
-	series = cJSON_GetObjectItemCaseSensitive(job, "series");
+	     api_set(job, JS_RUN, cJSON_CreateNumber((double)l->run_id)) &&
+	     api_set(job, JS_CONTEXT, cJSON_CreateString(l->context)) &&
+	     api_set(job, JS_HOST_CLASS, cJSON_CreateString(l->host_class)) &&
+	     api_set(job, JS_BUILD_MODE, cJSON_CreateString(l->build_mode));
+	series = cJSON_GetObjectItemCaseSensitive(job, JS_SERIES);
 	if (ok && !cJSON_IsObject(series)) {
-		ok = api_set(job, "series", cJSON_CreateObject());
-		series = cJSON_GetObjectItemCaseSensitive(job, "series");
+		ok = api_set(job, JS_SERIES, cJSON_CreateObject());
+		series = cJSON_GetObjectItemCaseSensitive(job, JS_SERIES);
 	}
-	if (ok && !cJSON_GetObjectItemCaseSensitive(series, "id"))
-		ok = api_set(series, "id", cJSON_CreateNumber((double)l->series_id));
-	if (ok && !cJSON_GetObjectItemCaseSensitive(series, "mbox_url")) {
+	if (ok && !cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_ID))
+		ok = api_set(series, JS_SERIES_ID, cJSON_CreateNumber((double)l->series_id));
+	if (ok && !cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_MBOX_URL)) {
 		snprintf(url, sizeof(url), "%s/api/v1/series/%lld/mbox", srv->public_url,
 			 (long long)l->series_id);
-		ok = api_set(series, "mbox_url", cJSON_CreateString(url));
+		ok = api_set(series, JS_SERIES_MBOX_URL, cJSON_CreateString(url));
 	}
 	if (!ok) {
 		cJSON_Delete(job);

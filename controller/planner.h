@@ -42,7 +42,8 @@
  * gets only the unversioned options, and a note says so.
  *
  * Jobs: one per (context, build mode) of each context of the run, on the
- * context's host class, in state 'queued', with jobs.spec as below.
+ * context's host class, in state 'queued', with jobs.spec as lib/jobspec.h
+ * defines it.
  * Priority: PLANNER_PRIORITY_RECHECK for a recheck plus
  * PLANNER_PRIORITY_SMALL for a one-patch series (0 for a new series of
  * several patches); the scheduler takes higher priorities first.
@@ -95,99 +96,19 @@
  * the series was superseded, or the series never completed.  A request on
  * a complete series that has no run yet waits for the series' first run.
  *
- * The job specification (jobs.spec, JSON, the job format of the agent
- * protocol): everything the agent needs, nothing it must guess.
- *
- *   {
- *     "format": 1,                      this layout; a change bumps it
- *     "run": 12,                        runs.id
- *     "reason": "new",                  or "recheck"
- *     "context": "perfgate-intel-Performance",
- *     "host_class": "intel",
- *     "build_mode": "release",
- *     "tree": {
- *       "name": "dpdk",
- *       "url": "https://dpdk.org/git/dpdk",
- *       "branch": "main",
- *       "base_commit": "<40 hex digits>",
- *       "base_source": "branch-tip",    or "base-commit", "previous-run",
- *                                       "rebase" (see above)
- *       "version": "24.11.0"            VERSION at base_commit, or null
- *     },
- *     "series": {
- *       "id": 7, "title": "mempool: speed up bulk get", "version": 2,
- *       "patches": 3,                   how many patches the mbox holds
- *       "mbox_url": "PUBLIC_URL/api/v1/series/7/mbox"
- *     },
- *     "depends_on": [                   apply in this order, before the series
- *       {"series": 5, "kind": "series", "ref": "31234", "missing": false,
- *        "mbox_url": "PUBLIC_URL/api/v1/series/5/mbox"},
- *       {"series": null, "kind": "msgid", "ref": "x@example.org",
- *        "missing": true, "mbox_url": null}
- *     ],
- *     "build": {
- *       "buildtype": "release",
- *       "meson_options": {"tests": "true", ...},   version-gated options
- *                                       applied, sorted by name; buildtype
- *                                       and c_args are not in it
- *       "c_args": "-DRTE_LIBRTE_MEMPOOL_DEBUG"     only when set
- *     },
- *     "host": {
- *       "labels": {"vendor": "intel", "arch": "x86_64"},
- *       "lcores": "2-5", "memory_mb": 2048, "hugepages": true,
- *       "numa_node": 0                  only when set
- *     },
- *     "benchmarks": [                   in the context's order
- *       {
- *         "name": "mempool_perf",
- *         "program": "app/test/dpdk-test",   relative to the build directory
- *         "args": ["-l", "2-5", "-m", "2048", "--file-prefix={file_prefix}"],
- *         "env": {"DPDK_TEST": "mempool_perf_autotest"},
- *         "stdin": "null",              or "hold"
- *         "duration_s": 5,              only when set
- *         "parser": "mempool_perf",     or "testpmd"
- *         "gate": ["mempool.nocache.*"],
- *         "timeout_s": 600,
- *         "stop_after_lines": 40,       only when set
- *         "mode": "subset",             mempool_perf only
- *         "subset": {"cores": [1], "cache": [0, 512], "bulk": [32],
- *                    "keep": [128], "constant_n": [0], "time_s": 1}
- *                                       mempool_perf in mode subset only
- *       }
- *     ],
- *     "repetitions": 5, "max_repetitions": 15,
- *     "threshold_pct": 5, "alpha": 0.05, "noise_limit_pct": 5,
- *     "notes": ["base-commit 0123... is not in dpdk: tested on main's tip"],
- *     "round": 1, "repetition_base": 5, "pin_agent": "lab-3"
- *                                       only in a follow-up (verdict_pass.h):
- *                                       the job's Nth extra round, run on
- *                                       the agent of the first round (same
- *                                       build directories); "repetitions"
- *                                       is then this round's runs per side,
- *                                       numbered from repetition_base (the
- *                                       runs per side of the rounds before)
- *   }
- *
- * "args" are the profile's arguments expanded for the host class
- * ({lcores}, {memory_mb}, {duration_s}, and {mem_args} as the two or
- * three arguments "-m N" or "--no-huge -m N") except for the two values
- * only the agent knows, which stay as placeholders: {file_prefix} (EAL
- * --file-prefix, unique per run) and {build_dir} (the absolute build
- * directory).  So that the agent's expansion is unambiguous, a literal
- * brace is written doubled ("{{", "}}") as in the profile; the agent
- * replaces the two placeholders and undoubles braces, nothing else.
- * (The planner calls profile_benchmark_argv() with marker values for the
- * two and turns them back into placeholders.)
+ * The job specification (jobs.spec) is lib/jobspec.h: its one
+ * definition, which the agent reads with the same names.
  */
 
 #include <stdint.h>
 
 #include "buf.h"
 #include "err.h"
+#include "jobspec.h"
 #include "profile.h"
 #include "store.h"
 
-#define PLANNER_SPEC_FORMAT 1
+#define PLANNER_SPEC_FORMAT JOBSPEC_FORMAT_VERSION
 #define PLANNER_PRIORITY_RECHECK 20
 #define PLANNER_PRIORITY_SMALL 10
 #define PLANNER_PENDING_TEXT "Performance Testing pending"

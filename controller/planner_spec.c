@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobspec.h"
 #include "log.h"
 #include "json.h"
 
@@ -108,9 +109,9 @@ static int expand_args(const struct profile_benchmark *b, const struct profile_h
 		pg_buf_reset(&arg);
 		for (const char *c = argv[i]; *c && r == 0; c++) {
 			if (*c == MARK_FILE_PREFIX[0])
-				r = pg_buf_adds(&arg, "{file_prefix}");
+				r = pg_buf_adds(&arg, JS_ARG_FILE_PREFIX);
 			else if (*c == MARK_BUILD_DIR[0])
-				r = pg_buf_adds(&arg, "{build_dir}");
+				r = pg_buf_adds(&arg, JS_ARG_BUILD_DIR);
 			else if (*c == '{')
 				r = pg_buf_adds(&arg, "{{");
 			else if (*c == '}')
@@ -142,31 +143,31 @@ static int add_benchmark(cJSON *arr, const struct profile_benchmark *b,
 		cJSON_Delete(o);
 		goto nomem;
 	}
-	if (!add_str(o, "name", b->name) || !add_str(o, "program", b->program) ||
-	    !(args = cJSON_AddArrayToObject(o, "args")))
+	if (!add_str(o, JS_BENCH_NAME, b->name) || !add_str(o, JS_BENCH_PROGRAM, b->program) ||
+	    !(args = cJSON_AddArrayToObject(o, JS_BENCH_ARGS)))
 		goto nomem;
 	if (expand_args(b, hc, args, err) < 0)
 		return -1;
-	if (!add_kv(o, "env", b->env, b->n_env) ||
-	    !add_str(o, "stdin", profile_stdin_name(b->stdin_mode)) ||
-	    (b->duration_s && !add_num(o, "duration_s", b->duration_s)) ||
-	    !add_str(o, "parser", profile_parser_name(b->parser)) ||
-	    !add_strs(o, "gate", b->gate, b->n_gate) ||
-	    !add_num(o, "timeout_s", b->timeout_s) ||
-	    (b->stop_after_lines && !add_num(o, "stop_after_lines", b->stop_after_lines)))
+	if (!add_kv(o, JS_BENCH_ENV, b->env, b->n_env) ||
+	    !add_str(o, JS_BENCH_STDIN, profile_stdin_name(b->stdin_mode)) ||
+	    (b->duration_s && !add_num(o, JS_BENCH_DURATION_S, b->duration_s)) ||
+	    !add_str(o, JS_BENCH_PARSER, profile_parser_name(b->parser)) ||
+	    !add_strs(o, JS_BENCH_GATE, b->gate, b->n_gate) ||
+	    !add_num(o, JS_BENCH_TIMEOUT_S, b->timeout_s) ||
+	    (b->stop_after_lines && !add_num(o, JS_BENCH_STOP_AFTER_LINES, b->stop_after_lines)))
 		goto nomem;
 	if (b->parser == PROFILE_PARSER_MEMPOOL_PERF &&
-	    !add_str(o, "mode", profile_mode_name(b->mode)))
+	    !add_str(o, JS_BENCH_MODE, profile_mode_name(b->mode)))
 		goto nomem;
 	if (b->has_subset) {
-		cJSON *sub = cJSON_AddObjectToObject(o, "subset");
+		cJSON *sub = cJSON_AddObjectToObject(o, JS_BENCH_SUBSET);
 
-		if (!sub || !add_uints(sub, "cores", s->cores, s->n_cores) ||
-		    !add_uints(sub, "cache", s->cache, s->n_cache) ||
-		    !add_uints(sub, "bulk", s->bulk, s->n_bulk) ||
-		    !add_uints(sub, "keep", s->keep, s->n_keep) ||
-		    !add_uints(sub, "constant_n", s->constant_n, s->n_constant_n) ||
-		    !add_num(sub, "time_s", s->time_s))
+		if (!sub || !add_uints(sub, JS_SUBSET_CORES, s->cores, s->n_cores) ||
+		    !add_uints(sub, JS_SUBSET_CACHE, s->cache, s->n_cache) ||
+		    !add_uints(sub, JS_SUBSET_BULK, s->bulk, s->n_bulk) ||
+		    !add_uints(sub, JS_SUBSET_KEEP, s->keep, s->n_keep) ||
+		    !add_uints(sub, JS_SUBSET_CONSTANT_N, s->constant_n, s->n_constant_n) ||
+		    !add_num(sub, JS_SUBSET_TIME_S, s->time_s))
 			goto nomem;
 	}
 	return 0;
@@ -187,14 +188,14 @@ static int add_build(cJSON *spec, const struct group *g, const struct profile_bu
 	if (profile_build_mode_options(bm, g->has_version ? g->major : 0,
 				       g->has_version ? g->minor : 0, &opts, &n, err) < 0)
 		return -1;
-	if (!(build = cJSON_AddObjectToObject(spec, "build")) ||
-	    !add_str(build, "buildtype", bm->buildtype) ||
-	    !(m = cJSON_AddObjectToObject(build, "meson_options")))
+	if (!(build = cJSON_AddObjectToObject(spec, JS_BUILD)) ||
+	    !add_str(build, JS_BUILD_BUILDTYPE, bm->buildtype) ||
+	    !(m = cJSON_AddObjectToObject(build, JS_BUILD_MESON_OPTIONS)))
 		goto nomem;
 	for (size_t i = 0; i < n; i++)
 		if (!cJSON_AddStringToObject(m, opts[i]->key, opts[i]->value))
 			goto nomem;
-	if (bm->c_args && !add_str(build, "c_args", bm->c_args))
+	if (bm->c_args && !add_str(build, JS_BUILD_C_ARGS, bm->c_args))
 		goto nomem;
 	rc = 0;
 	goto out;
@@ -207,12 +208,12 @@ out:
 
 static int add_host(cJSON *spec, const struct profile_host_class *hc, struct pg_err *err)
 {
-	cJSON *h = cJSON_AddObjectToObject(spec, "host");
+	cJSON *h = cJSON_AddObjectToObject(spec, JS_HOST);
 
-	if (!h || !add_kv(h, "labels", hc->labels, hc->n_labels) ||
-	    !add_str(h, "lcores", hc->lcores) || !add_num(h, "memory_mb", hc->memory_mb) ||
-	    !cJSON_AddBoolToObject(h, "hugepages", hc->hugepages) ||
-	    (hc->numa_node >= 0 && !add_num(h, "numa_node", hc->numa_node)))
+	if (!h || !add_kv(h, JS_HOST_LABELS, hc->labels, hc->n_labels) ||
+	    !add_str(h, JS_HOST_LCORES, hc->lcores) || !add_num(h, JS_HOST_MEMORY_MB, hc->memory_mb) ||
+	    !cJSON_AddBoolToObject(h, JS_HOST_HUGEPAGES, hc->hugepages) ||
+	    (hc->numa_node >= 0 && !add_num(h, JS_HOST_NUMA_NODE, hc->numa_node)))
 		return pg_err_set(err, PG_ENOMEM, "host class '%s': out of memory", hc->name);
 	return 0;
 }
@@ -225,10 +226,12 @@ static int add_series(cJSON *spec, const struct pass *p, const struct series_inf
 
 	if (planner_url(p, url, sizeof(url), "/api/v1/series/", si->id, "/mbox", err) < 0)
 		return -1;
-	if (!(s = cJSON_AddObjectToObject(spec, "series")) || !add_num(s, "id", (double)si->id) ||
-	    !add_str(s, "title", si->title) || !add_num(s, "version", (double)si->version) ||
-	    !add_num(s, "patches", (double)si->n_patches) || !add_str(s, "mbox_url", url) ||
-	    !(deps = cJSON_AddArrayToObject(spec, "depends_on")))
+	if (!(s = cJSON_AddObjectToObject(spec, JS_SERIES)) ||
+	    !add_num(s, JS_SERIES_ID, (double)si->id) || !add_str(s, JS_SERIES_TITLE, si->title) ||
+	    !add_num(s, JS_SERIES_VERSION, (double)si->version) ||
+	    !add_num(s, JS_SERIES_PATCHES, (double)si->n_patches) ||
+	    !add_str(s, JS_SERIES_MBOX_URL, url) ||
+	    !(deps = cJSON_AddArrayToObject(spec, JS_DEPENDS_ON)))
 		goto nomem;
 	for (size_t i = 0; i < si->n_deps; i++) {
 		const struct dep *d = &si->deps[i];
@@ -241,11 +244,11 @@ static int add_series(cJSON *spec, const struct pass *p, const struct series_inf
 		if (d->series_id && !d->missing &&
 		    planner_url(p, url, sizeof(url), "/api/v1/series/", d->series_id, "/mbox", err) < 0)
 			return -1;
-		if (!(d->series_id ? add_num(o, "series", (double)d->series_id)
-				   : cJSON_AddNullToObject(o, "series") != NULL) ||
-		    !add_str(o, "kind", d->kind) || !add_str(o, "ref", d->ref) ||
-		    !cJSON_AddBoolToObject(o, "missing", d->missing) ||
-		    !add_str(o, "mbox_url", d->series_id && !d->missing ? url : NULL))
+		if (!(d->series_id ? add_num(o, JS_DEP_SERIES, (double)d->series_id)
+				   : cJSON_AddNullToObject(o, JS_DEP_SERIES) != NULL) ||
+		    !add_str(o, JS_DEP_KIND, d->kind) || !add_str(o, JS_DEP_REF, d->ref) ||
+		    !cJSON_AddBoolToObject(o, JS_DEP_MISSING, d->missing) ||
+		    !add_str(o, JS_DEP_MBOX_URL, d->series_id && !d->missing ? url : NULL))
 			goto nomem;
 	}
 	return 0;
@@ -263,20 +266,20 @@ int planner_job_spec(const struct pass *p, const struct series_info *si,
 	int rc = -1;
 
 	*out = NULL;
-	if (!spec || !add_num(spec, "format", PLANNER_SPEC_FORMAT) ||
-	    !add_num(spec, "run", (double)g->run_id) || !add_str(spec, "reason", reason) ||
-	    !add_str(spec, "context", ctx->name) || !add_str(spec, "host_class", hc->name) ||
-	    !add_str(spec, "build_mode", bm->name) ||
-	    !(tree = cJSON_AddObjectToObject(spec, "tree")) ||
-	    !add_str(tree, "name", g->tree->name) || !add_str(tree, "url", g->tree->url) ||
-	    !add_str(tree, "branch", g->branch) || !add_str(tree, "base_commit", g->base) ||
-	    !add_str(tree, "base_source", g->base_source) ||
-	    !add_str(tree, "version", g->has_version || g->version[0] ? g->version : NULL))
+	if (!spec || !add_num(spec, JS_FORMAT, PLANNER_SPEC_FORMAT) ||
+	    !add_num(spec, JS_RUN, (double)g->run_id) || !add_str(spec, JS_REASON, reason) ||
+	    !add_str(spec, JS_CONTEXT, ctx->name) || !add_str(spec, JS_HOST_CLASS, hc->name) ||
+	    !add_str(spec, JS_BUILD_MODE, bm->name) ||
+	    !(tree = cJSON_AddObjectToObject(spec, JS_TREE)) ||
+	    !add_str(tree, JS_TREE_NAME, g->tree->name) || !add_str(tree, JS_TREE_URL, g->tree->url) ||
+	    !add_str(tree, JS_TREE_BRANCH, g->branch) || !add_str(tree, JS_TREE_BASE_COMMIT, g->base) ||
+	    !add_str(tree, JS_TREE_BASE_SOURCE, g->base_source) ||
+	    !add_str(tree, JS_TREE_VERSION, g->has_version || g->version[0] ? g->version : NULL))
 		goto nomem;
 	if (add_series(spec, p, si, err) < 0 || add_build(spec, g, bm, err) < 0 ||
 	    add_host(spec, hc, err) < 0)
 		goto out;
-	if (!(benches = cJSON_AddArrayToObject(spec, "benchmarks")))
+	if (!(benches = cJSON_AddArrayToObject(spec, JS_BENCHMARKS)))
 		goto nomem;
 	for (size_t i = 0; i < ctx->n_benchmarks; i++) {
 		const struct profile_benchmark *b = profile_find_benchmark(ps, ctx->benchmarks[i]);
@@ -289,12 +292,12 @@ int planner_job_spec(const struct pass *p, const struct series_info *si,
 		if (add_benchmark(benches, b, hc, err) < 0)
 			goto out;
 	}
-	if (!add_num(spec, "repetitions", ctx->repetitions) ||
-	    !add_num(spec, "max_repetitions", ctx->max_repetitions) ||
-	    !add_num(spec, "threshold_pct", ctx->threshold_pct) ||
-	    !add_num(spec, "alpha", ctx->alpha) ||
-	    !add_num(spec, "noise_limit_pct", ctx->noise_limit_pct) ||
-	    !(notes = cJSON_AddArrayToObject(spec, "notes")) ||
+	if (!add_num(spec, JS_REPETITIONS, ctx->repetitions) ||
+	    !add_num(spec, JS_MAX_REPETITIONS, ctx->max_repetitions) ||
+	    !add_num(spec, JS_THRESHOLD_PCT, ctx->threshold_pct) ||
+	    !add_num(spec, JS_ALPHA, ctx->alpha) ||
+	    !add_num(spec, JS_NOISE_LIMIT_PCT, ctx->noise_limit_pct) ||
+	    !(notes = cJSON_AddArrayToObject(spec, JS_NOTES)) ||
 	    !add_notes(notes, &si->notes) || !add_notes(notes, &g->notes))
 		goto nomem;
 	*out = pg_json_print(spec, false);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobspec.h"
 #include "json.h"
 #include "vec.h"
 
@@ -85,14 +86,14 @@ static void read_params(struct vp_job *j, const struct profile_set *ps)
 		verdict_params_from_context(ctx, &d);
 		reps = ctx->repetitions;
 	}
-	j->params.threshold_pct = spec_num(j->spec, "threshold_pct", d.threshold_pct);
-	j->params.alpha = spec_num(j->spec, "alpha", d.alpha);
-	j->params.noise_limit_pct = spec_num(j->spec, "noise_limit_pct", d.noise_limit_pct);
-	j->spec_repetitions = spec_int(j->spec, "repetitions", 0, 1000000, reps);
-	j->spec_max_repetitions = spec_int(j->spec, "max_repetitions", 0, 1000000,
+	j->params.threshold_pct = spec_num(j->spec, JS_THRESHOLD_PCT, d.threshold_pct);
+	j->params.alpha = spec_num(j->spec, JS_ALPHA, d.alpha);
+	j->params.noise_limit_pct = spec_num(j->spec, JS_NOISE_LIMIT_PCT, d.noise_limit_pct);
+	j->spec_repetitions = spec_int(j->spec, JS_REPETITIONS, 0, 1000000, reps);
+	j->spec_max_repetitions = spec_int(j->spec, JS_MAX_REPETITIONS, 0, 1000000,
 					   ctx ? ctx->max_repetitions : 3 * j->spec_repetitions);
-	j->round = spec_int(j->spec, "round", 0, 1000000, 0);
-	j->repetition_base = spec_int(j->spec, "repetition_base", 0, 1000000, 0);
+	j->round = spec_int(j->spec, JS_ROUND, 0, 1000000, 0);
+	j->repetition_base = spec_int(j->spec, JS_REPETITION_BASE, 0, 1000000, 0);
 }
 
 static int read_job(struct store *st, int64_t job_id, struct vp_job *j, struct pg_err *err)
@@ -360,11 +361,11 @@ int vp_job_load(struct store *st, const struct profile_set *ps, int64_t job_id,
 /* Whether metric gates benchmark `bench` per the spec's gate patterns. */
 static bool spec_gated(const cJSON *spec, const char *bench, const char *metric)
 {
-	const cJSON *benches = cJSON_GetObjectItemCaseSensitive(spec, "benchmarks"), *b;
+	const cJSON *benches = cJSON_GetObjectItemCaseSensitive(spec, JS_BENCHMARKS), *b;
 
 	cJSON_ArrayForEach(b, benches) {
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(b, "name");
-		const cJSON *gate = cJSON_GetObjectItemCaseSensitive(b, "gate"), *g;
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(b, JS_BENCH_NAME);
+		const cJSON *gate = cJSON_GetObjectItemCaseSensitive(b, JS_BENCH_GATE), *g;
 		char *patterns[PROFILE_MAX_ITEMS];
 		struct profile_benchmark pb;
 

@@ -4,6 +4,7 @@
  * verdict_pass.h for the rules).  Each decision is one transaction.
  */
 #include "verdict_pass.h"
+#include "jobspec.h"
 #include "verdict_int.h"
 
 #include <inttypes.h>
@@ -351,10 +352,10 @@ static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct p
 	char *text = NULL;
 	int rc = -1;
 
-	if (spec_set(j->spec, "round", cJSON_CreateNumber(j->round + 1)) < 0 ||
-	    spec_set(j->spec, "repetition_base", cJSON_CreateNumber(j->repetitions_done)) < 0 ||
-	    spec_set(j->spec, "repetitions", cJSON_CreateNumber(j->out.more_repetitions)) < 0 ||
-	    spec_set(j->spec, "pin_agent", cJSON_CreateString(j->host)) < 0 ||
+	if (spec_set(j->spec, JS_ROUND, cJSON_CreateNumber(j->round + 1)) < 0 ||
+	    spec_set(j->spec, JS_REPETITION_BASE, cJSON_CreateNumber(j->repetitions_done)) < 0 ||
+	    spec_set(j->spec, JS_REPETITIONS, cJSON_CreateNumber(j->out.more_repetitions)) < 0 ||
+	    spec_set(j->spec, JS_PIN_AGENT, cJSON_CreateString(j->host)) < 0 ||
 	    !(text = pg_json_print(j->spec, false))) {
 		pg_err_set(err, PG_ENOMEM, "follow-up spec: out of memory");
 		goto out;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobspec.h"
 #include "json.h"
 #include "log.h"
 #include "sanitize.h"
@@ -104,7 +105,7 @@ static int shell_word(struct pg_buf *out, const char *s)
 static int shell_arg(struct pg_buf *out, const char *arg)
 {
 	struct pg_buf plain = PG_BUF_INIT(64 * 1024);
-	bool dq = strstr(arg, "{build_dir}") != NULL;
+	bool dq = strstr(arg, JS_ARG_BUILD_DIR) != NULL;
 	int rc = -1;
 
 	if (dq && pg_buf_addch(out, '"') < 0)
@@ -113,12 +114,12 @@ static int shell_arg(struct pg_buf *out, const char *arg)
 		struct pg_buf *b = dq ? out : &plain;
 		int r;
 
-		if (!strncmp(p, "{build_dir}", 11)) {
+		if (!strncmp(p, JS_ARG_BUILD_DIR, strlen(JS_ARG_BUILD_DIR))) {
 			r = pg_buf_adds(b, "$PWD/$side/build");
-			p += 11;
-		} else if (!strncmp(p, "{file_prefix}", 13)) {
+			p += strlen(JS_ARG_BUILD_DIR);
+		} else if (!strncmp(p, JS_ARG_FILE_PREFIX, strlen(JS_ARG_FILE_PREFIX))) {
 			r = pg_buf_adds(b, "perfgate");
-			p += 13;
+			p += strlen(JS_ARG_FILE_PREFIX);
 		} else if (!strncmp(p, "{{", 2) || !strncmp(p, "}}", 2)) {
 			r = pg_buf_addch(b, *p);
 			p += 2;
@@ -148,15 +149,15 @@ static const char *jstr(const cJSON *o, const char *name, const char *fallback)
 /* meson setup for both sides. */
 static int reproduce_build(const cJSON *spec, struct pg_buf *out)
 {
-	const cJSON *build = cJSON_GetObjectItemCaseSensitive(spec, "build"), *o;
-	const char *c_args = jstr(build, "c_args", NULL);
+	const cJSON *build = cJSON_GetObjectItemCaseSensitive(spec, JS_BUILD), *o;
+	const char *c_args = jstr(build, JS_BUILD_C_ARGS, NULL);
 	struct pg_buf d = PG_BUF_INIT(64 * 1024);
 	int rc = -1;
 
 	if (pg_buf_printf(out, "for side in base patched; do\n\tmeson setup --buildtype=%s",
-			  jstr(build, "buildtype", "release")) < 0)
+			  jstr(build, JS_BUILD_BUILDTYPE, "release")) < 0)
 		goto out;
-	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(build, "meson_options")) {
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(build, JS_BUILD_MESON_OPTIONS)) {
 		pg_buf_reset(&d);
 		if (!o->string || pg_buf_printf(&d, "-D%s=%s", o->string,
 						cJSON_IsString(o) ? o->valuestring : "") < 0 ||
@@ -180,10 +181,10 @@ out:
  * ran it. */
 static int reproduce_bench(const cJSON *b, int runs, struct pg_buf *out)
 {
-	const cJSON *o, *subset = cJSON_GetObjectItemCaseSensitive(b, "subset");
-	const cJSON *dur = cJSON_GetObjectItemCaseSensitive(b, "duration_s");
-	bool hold = !strcmp(jstr(b, "stdin", "null"), "hold");
-	const char *name = jstr(b, "name", "benchmark");
+	const cJSON *o, *subset = cJSON_GetObjectItemCaseSensitive(b, JS_BENCH_SUBSET);
+	const cJSON *dur = cJSON_GetObjectItemCaseSensitive(b, JS_BENCH_DURATION_S);
+	bool hold = !strcmp(jstr(b, JS_BENCH_STDIN, "null"), "hold");
+	const char *name = jstr(b, JS_BENCH_NAME, "benchmark");
 
 	if (pg_buf_printf(out, "# %s", name) < 0)
 		return -1;
@@ -203,7 +204,7 @@ static int reproduce_bench(const cJSON *b, int runs, struct pg_buf *out)
 	if (hold && pg_buf_printf(out, "sleep %d | ",
 				  cJSON_IsNumber(dur) ? dur->valueint : 10) < 0)
 		return -1;
-	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(b, "env")) {
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(b, JS_BENCH_ENV)) {
 		struct pg_buf kv = PG_BUF_INIT(64 * 1024);
 		int r = !o->string || pg_buf_printf(&kv, "%s=%s", o->string,
 						    cJSON_IsString(o) ? o->valuestring : "") < 0 ||
@@ -213,10 +214,10 @@ static int reproduce_bench(const cJSON *b, int runs, struct pg_buf *out)
 		if (r < 0)
 			return -1;
 	}
-	if (pg_buf_adds(out, "\"$side/build/") < 0 || pg_buf_adds(out, jstr(b, "program", "?")) < 0 ||
-	    pg_buf_addch(out, '"') < 0)
+	if (pg_buf_adds(out, "\"$side/build/") < 0 ||
+	    pg_buf_adds(out, jstr(b, JS_BENCH_PROGRAM, "?")) < 0 || pg_buf_addch(out, '"') < 0)
 		return -1;
-	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(b, "args"))
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(b, JS_BENCH_ARGS))
 		if (cJSON_IsString(o) &&
 		    (pg_buf_addch(out, ' ') < 0 || shell_arg(out, o->valuestring) < 0))
 			return -1;
@@ -225,11 +226,11 @@ static int reproduce_bench(const cJSON *b, int runs, struct pg_buf *out)
 
 int vp_job_reproduce(const struct vp_job *j, struct pg_buf *out, struct pg_err *err)
 {
-	const cJSON *tree = cJSON_GetObjectItemCaseSensitive(j->spec, "tree");
-	const cJSON *series = cJSON_GetObjectItemCaseSensitive(j->spec, "series");
+	const cJSON *tree = cJSON_GetObjectItemCaseSensitive(j->spec, JS_TREE);
+	const cJSON *series = cJSON_GetObjectItemCaseSensitive(j->spec, JS_SERIES);
 	const cJSON *b;
-	const char *url = jstr(tree, "url", j->tree);
-	const char *mbox = jstr(series, "mbox_url", NULL);
+	const char *url = jstr(tree, JS_TREE_URL, j->tree);
+	const char *mbox = jstr(series, JS_SERIES_MBOX_URL, NULL);
 
 	if (pg_buf_printf(out, "# run %lld, job %lld: %s on %s; %s %s at %s\n",
 			  (long long)j->run_id, (long long)j->id, j->build_mode,
@@ -240,8 +241,8 @@ int vp_job_reproduce(const struct vp_job *j, struct pg_buf *out, struct pg_err *
 			  "git -C base worktree add --detach ../patched %s\n",
 			  j->base_commit, j->base_commit) < 0)
 		return nomem(err);
-	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j->spec, "depends_on")) {
-		const char *u = jstr(b, "mbox_url", NULL);
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j->spec, JS_DEPENDS_ON)) {
+		const char *u = jstr(b, JS_SERIES_MBOX_URL, NULL);
 
 		if (u && (pg_buf_adds(out, "curl -sS ") < 0 || shell_word(out, u) < 0 ||
 			  pg_buf_adds(out, " | git -C patched am --patch-format=mboxrd"
@@ -263,7 +264,7 @@ int vp_job_reproduce(const struct vp_job *j, struct pg_buf *out, struct pg_err *
 	}
 	if (reproduce_build(j->spec, out) < 0)
 		return nomem(err);
-	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j->spec, "benchmarks"))
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j->spec, JS_BENCHMARKS))
 		if (reproduce_bench(b, j->repetitions_done ? j->repetitions_done :
 				    j->spec_repetitions, out) < 0)
 			return nomem(err);

@@ -34,10 +34,12 @@
 #include "err.h"
 #include "fsutil.h"
 #include "intake.h"
+#include "jobspec.h"
 #include "json.h"
 #include "log.h"
 #include "planner.h"
 #include "profile.h"
+#include "runner_dpdk.h"
 #include "series.h"
 #include "store.h"
 #include "trees.h"
@@ -1152,6 +1154,58 @@ static void test_dep_resolve(void **state)
 			       STORE_ARGS(STORE_INT(s3))), s2);
 }
 
+/* One definition of the job spec (lib/jobspec.h): every job the planner
+ * writes is one the agent's DPDK runner reads as it would before running
+ * it, with the values the planner meant; a spec without a field the
+ * runner needs is refused, naming it. */
+static void test_spec_read_back(void **state)
+{
+	struct fx *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	int64_t s, n = 0;
+	sqlite3_stmt *stmt = NULL;
+	char base[64], url[128];
+
+	s = add_series(f, "mempool: read it back", 1, 1, "", NULL, "lib/mempool/rte_mempool.c");
+	pass(f);
+	assert_int_equal(f->pl.stats.errors, 0);
+	assert_int_equal(sqlite3_prepare_v2(store_db(f->st),
+					    "SELECT j.spec, r.base_commit FROM jobs j JOIN runs r"
+					    " ON r.id = j.run_id WHERE r.series_id = ?1", -1, &stmt,
+					    NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_bind_int64(stmt, 1, s), SQLITE_OK);
+	snprintf(url, sizeof(url), "/api/v1/series/%lld/mbox", (long long)s);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(stmt, 0);
+		const cJSON *tree, *series;
+		cJSON *spec = NULL;
+		const char *mbox;
+
+		snprintf(base, sizeof(base), "%s", (const char *)sqlite3_column_text(stmt, 1));
+		if (pg_json_parse(text, strlen(text), &spec, &err) < 0)
+			fail_msg("spec: %s", err.msg);
+		if (agent_runner_dpdk_check_spec(spec, &err) < 0)
+			fail_msg("the runner refuses the planner's spec: %s", err.msg);
+		assert_int_equal((int)cJSON_GetObjectItemCaseSensitive(spec, JS_FORMAT)->valuedouble,
+				 JOBSPEC_FORMAT_VERSION);
+		tree = cJSON_GetObjectItemCaseSensitive(spec, JS_TREE);
+		assert_string_equal(cJSON_GetObjectItemCaseSensitive(tree, JS_TREE_BASE_COMMIT)
+				    ->valuestring, base);
+		series = cJSON_GetObjectItemCaseSensitive(spec, JS_SERIES);
+		mbox = cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_MBOX_URL)->valuestring;
+		assert_true(strlen(mbox) > strlen(url) &&
+			    !strcmp(mbox + strlen(mbox) - strlen(url), url));
+		/* Without a field the runner needs: refused, by name. */
+		cJSON_DeleteItemFromObjectCaseSensitive((cJSON *)tree, JS_TREE_BASE_COMMIT);
+		assert_int_equal(agent_runner_dpdk_check_spec(spec, &err), -1);
+		assert_non_null(strstr(err.msg, JS_TREE_BASE_COMMIT));
+		cJSON_Delete(spec);
+		n++;
+	}
+	sqlite3_finalize(stmt);
+	assert_true(n >= 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1162,6 +1216,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_superseded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depends_on, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dep_resolve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spec_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_tree_and_branch, setup, teardown),
 		cmocka_unit_test(test_stats_print),
 		cmocka_unit_test_setup_teardown(test_real_intake, setup, teardown),
