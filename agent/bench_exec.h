@@ -4,7 +4,7 @@
 
 /*
  * Running one benchmark once: one side (base or patched), one repetition.
- * The job spec's "benchmarks" entries (controller/planner.h) say what to
+ * The job spec's "benchmarks" entries (lib/jobspec.h) say what to
  * run; this module expands the two placeholders the agent owns, starts the
  * program from the side's build directory (in the sandbox when the caller
  * gives one), drives it as its stdin mode says, stops it, parses what
