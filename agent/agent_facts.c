@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "fsutil.h"
 
 /* The largest /proc or /sys text read: cpuinfo of a 512-CPU host is
@@ -129,29 +130,34 @@ static long facts_hex(const char *s)
 	return (long)v;
 }
 
-static void facts_arm_describe(struct agent_cpuinfo *out, const char *implementer,
-			       const char *part, const char *model_name)
+/* The vendor label (a short name of a table, which always fits) must be
+ * whole; the model is a description for people, cut visibly when long
+ * (an unknown implementer and part are copied as written). */
+static int facts_arm_describe(struct agent_cpuinfo *out, const char *implementer,
+			      const char *part, const char *model_name, struct pg_err *err)
 {
 	long impl = facts_hex(implementer), pn = part[0] ? facts_hex(part) : -1;
-	const char *display = NULL, *name = NULL;
+	const char *vendor = "unknown", *display = NULL, *name = NULL;
 
-	snprintf(out->vendor, sizeof(out->vendor), "unknown");
 	for (size_t i = 0; i < ARRAY_SIZE(facts_arm_vendors); i++)
 		if ((long)facts_arm_vendors[i].implementer == impl) {
-			snprintf(out->vendor, sizeof(out->vendor), "%s", facts_arm_vendors[i].label);
+			vendor = facts_arm_vendors[i].label;
 			display = facts_arm_vendors[i].display;
 		}
+	if (pg_fmt(out->vendor, sizeof(out->vendor), "%s", vendor) < 0)
+		return pg_err_set(err, PG_EINVAL, "cpuinfo: vendor label '%s' too long", vendor);
 	for (size_t i = 0; i < ARRAY_SIZE(facts_arm_parts); i++)
 		if ((long)facts_arm_parts[i].implementer == impl &&
 		    (long)facts_arm_parts[i].part == pn)
 			name = facts_arm_parts[i].name;
 	if (display && name)
-		snprintf(out->model, sizeof(out->model), "%s %s", display, name);
+		pg_fmt_cut(out->model, sizeof(out->model), "%s %s", display, name);
 	else if (model_name[0])
-		snprintf(out->model, sizeof(out->model), "%s", model_name);
+		pg_fmt_cut(out->model, sizeof(out->model), "%s", model_name);
 	else
-		snprintf(out->model, sizeof(out->model), "implementer %s part %s", implementer,
-			 part[0] ? part : "unknown");
+		pg_fmt_cut(out->model, sizeof(out->model), "implementer %s part %s", implementer,
+			   part[0] ? part : "unknown");
+	return 0;
 }
 
 int agent_cpuinfo_parse(const char *text, size_t len, struct agent_cpuinfo *out,
@@ -160,7 +166,7 @@ int agent_cpuinfo_parse(const char *text, size_t len, struct agent_cpuinfo *out,
 	char vendor_id[AGENT_FACT_MAX] = "", model_name[AGENT_FACT_MAX] = "";
 	char implementer[AGENT_FACT_MAX] = "", part[AGENT_FACT_MAX] = "";
 	char cpu[AGENT_FACT_MAX] = "";
-	const char *p = text, *end = text + len;
+	const char *p = text, *end = text + len, *vendor = "unknown";
 
 	memset(out, 0, sizeof(*out));
 	while (p < end) {
@@ -206,16 +212,15 @@ int agent_cpuinfo_parse(const char *text, size_t len, struct agent_cpuinfo *out,
 	if (!vendor_id[0] && !implementer[0] && out->processors == 0)
 		return pg_err_set(err, PG_EINVAL,
 				  "cpuinfo: no 'processor', 'vendor_id' or 'CPU implementer' line");
-	if (implementer[0]) {
-		facts_arm_describe(out, implementer, part, model_name);
-		return 0;
-	}
-	snprintf(out->vendor, sizeof(out->vendor), "unknown");
+	if (implementer[0])
+		return facts_arm_describe(out, implementer, part, model_name, err);
 	for (size_t i = 0; i < ARRAY_SIZE(facts_x86_vendors); i++)
 		if (strcmp(vendor_id, facts_x86_vendors[i].id) == 0)
-			snprintf(out->vendor, sizeof(out->vendor), "%s",
-				 facts_x86_vendors[i].label);
-	snprintf(out->model, sizeof(out->model), "%s", model_name[0] ? model_name : cpu);
+			vendor = facts_x86_vendors[i].label;
+	if (pg_fmt(out->vendor, sizeof(out->vendor), "%s", vendor) < 0)
+		return pg_err_set(err, PG_EINVAL, "cpuinfo: vendor label '%s' too long", vendor);
+	/* Both are AGENT_FACT_MAX bytes, as out->model: never cut. */
+	pg_fmt_cut(out->model, sizeof(out->model), "%s", model_name[0] ? model_name : cpu);
 	return 0;
 }
 
@@ -314,9 +319,8 @@ static unsigned int facts_numa_nodes(const char *root)
 	unsigned int n = 0;
 	struct dirent *de;
 	DIR *d;
-	int len = snprintf(path, sizeof(path), "%s/sys/devices/system/node", root);
 
-	if (len < 0 || (size_t)len >= sizeof(path))
+	if (pg_fmt(path, sizeof(path), "%s/sys/devices/system/node", root) < 0)
 		return 1;
 	d = opendir(path);
 	if (!d)
@@ -345,8 +349,11 @@ int agent_facts_gather(struct agent_facts *f, const char *root, struct pg_err *e
 		pg_err_errno(err, "uname");
 		goto out;
 	}
-	snprintf(f->arch, sizeof(f->arch), "%s", u.machine);
-	snprintf(f->kernel, sizeof(f->kernel), "%s", u.release);
+	if (pg_fmt(f->arch, sizeof(f->arch), "%s", u.machine) < 0 ||
+	    pg_fmt(f->kernel, sizeof(f->kernel), "%s", u.release) < 0) {
+		pg_err_set(err, PG_EINVAL, "uname: machine or release too long");
+		goto out;
+	}
 	if (gethostname(f->hostname, sizeof(f->hostname)) < 0) {
 		pg_err_errno(err, "gethostname");
 		goto out;

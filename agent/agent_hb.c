@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -143,7 +144,8 @@ int agent_hb_start(struct agent_hb *hb, const struct agent_conn *conn,
 	hb->interval_ms = job->heartbeat_s * 1000;
 	hb->timeout_ms = timeout_ms;
 	hb->max_backoff_ms = max_backoff_ms;
-	snprintf(hb->stage, sizeof(hb->stage), "start");
+	if (pg_fmt(hb->stage, sizeof(hb->stage), "start") < 0)
+		return pg_err_set(err, PG_EINVAL, "heartbeat: stage name too long");
 	atomic_init(&hb->stop, false);
 	atomic_init(&hb->cancel, AGENT_CANCEL_NONE);
 	if (agent_conn_clone(&hb->conn, conn, err) < 0)
@@ -173,8 +175,10 @@ void agent_hb_set_stage(struct agent_hb *hb, const char *stage, int progress)
 	if (progress > 100)
 		progress = 100;
 	pthread_mutex_lock(&hb->lock);
+	/* agent_stage_ok() bounds the name below AGENT_STAGE_MAX, the size
+	 * of hb->stage: never cut. */
 	if (agent_stage_ok(stage))
-		snprintf(hb->stage, sizeof(hb->stage), "%s", stage);
+		pg_fmt_cut(hb->stage, sizeof(hb->stage), "%s", stage);
 	hb->progress = progress;
 	pthread_mutex_unlock(&hb->lock);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json.h"
 
 #define PATH_LEN 256
@@ -83,7 +84,11 @@ enum agent_answer agent_proto_register(struct agent_conn *c, const cJSON *labels
 		ans = AGENT_ANS_REFUSED;
 		goto out;
 	}
-	snprintf(name, name_len, "%s", agent);
+	if (pg_fmt(name, name_len, "%s", agent) < 0) {
+		pg_err_set(err, PG_EINVAL, "POST %s: answer: agent name too long (%zu bytes)", path,
+			   strlen(agent));
+		ans = AGENT_ANS_REFUSED;
+	}
 out:
 	cJSON_Delete(body);
 	cJSON_Delete(root);
@@ -100,7 +105,10 @@ enum agent_answer agent_proto_lease(struct agent_conn *c, int wait_s, long timeo
 	char body[64];
 
 	*job = NULL;
-	snprintf(body, sizeof(body), "{\"wait_s\":%d}", wait_s);
+	if (pg_fmt(body, sizeof(body), "{\"wait_s\":%d}", wait_s) < 0) {
+		pg_err_set(err, PG_EINVAL, "POST %s: body too long", path);
+		return AGENT_ANS_REFUSED;
+	}
 	ans = agent_conn_post(c, path, "application/json", body, strlen(body), timeout_ms,
 			      stop, resp, err);
 	if (ans != AGENT_ANS_OK || resp->status == 204)
@@ -136,7 +144,11 @@ enum agent_answer agent_proto_heartbeat(struct agent_conn *c, int64_t job_id,
 	enum agent_answer ans = AGENT_ANS_RETRY;
 
 	*cancel = false;
-	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/heartbeat", (long long)job_id);
+	if (pg_fmt(path, sizeof(path), "/api/v1/jobs/%lld/heartbeat", (long long)job_id) < 0) {
+		pg_err_set(err, PG_EINVAL, "heartbeat: path too long");
+		ans = AGENT_ANS_REFUSED;
+		goto out;
+	}
 	if (!body || !cJSON_AddNumberToObject(body, "attempt", (double)attempt) ||
 	    !cJSON_AddStringToObject(body, "stage", stage) ||
 	    !cJSON_AddNumberToObject(body, "progress", progress)) {
@@ -170,8 +182,11 @@ enum agent_answer agent_proto_log(struct agent_conn *c, int64_t job_id, int64_t 
 		pg_err_set(err, PG_EINVAL, "log upload: bad stage name '%s'", stage);
 		return AGENT_ANS_REFUSED;
 	}
-	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/logs?attempt=%lld&stage=%s",
-		 (long long)job_id, (long long)attempt, stage);
+	if (pg_fmt(path, sizeof(path), "/api/v1/jobs/%lld/logs?attempt=%lld&stage=%s",
+		   (long long)job_id, (long long)attempt, stage) < 0) {
+		pg_err_set(err, PG_EINVAL, "log upload: path too long");
+		return AGENT_ANS_REFUSED;
+	}
 	return agent_conn_post(c, path, "text/plain; charset=utf-8", text, len, timeout_ms,
 			       stop, resp, err);
 }
@@ -189,7 +204,10 @@ enum agent_answer agent_proto_result(struct agent_conn *c, int64_t job_id, int64
 
 	(void)attempt;	/* it is in the body; the path names the job only */
 	status[0] = '\0';
-	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/result", (long long)job_id);
+	if (pg_fmt(path, sizeof(path), "/api/v1/jobs/%lld/result", (long long)job_id) < 0) {
+		pg_err_set(err, PG_EINVAL, "result upload: path too long");
+		return AGENT_ANS_REFUSED;
+	}
 	ans = agent_conn_post(c, path, "application/json", body, len, timeout_ms, stop, resp,
 			      err);
 	if (ans != AGENT_ANS_OK)
@@ -207,7 +225,9 @@ enum agent_answer agent_proto_result(struct agent_conn *c, int64_t job_id, int64
 			   path, resp->status, s);
 		ans = AGENT_ANS_REFUSED;
 	} else {
-		snprintf(status, status_len, "%s", s);
+		/* One of the three words, for the caller's log: a short buffer
+		 * cuts it rather than refuse a result the controller kept. */
+		pg_fmt_cut(status, status_len, "%s", s);
 	}
 	cJSON_Delete(root);
 	return ans;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "fsutil.h"
 #include "vec.h"
 
@@ -27,18 +28,14 @@ static const char *spool_prefix(enum agent_spool_kind kind)
 static int spool_name(enum agent_spool_kind kind, int64_t job_id, int64_t attempt,
 		      char *out, size_t outlen)
 {
-	int n = snprintf(out, outlen, "%s%lld-%lld.json", spool_prefix(kind),
-			 (long long)job_id, (long long)attempt);
-
-	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+	return pg_fmt(out, outlen, "%s%lld-%lld.json", spool_prefix(kind), (long long)job_id,
+		      (long long)attempt) < 0 ? -1 : 0;
 }
 
 static int spool_path(const char *dir, const char *name, char *out, size_t outlen,
 		      struct pg_err *err)
 {
-	int n = snprintf(out, outlen, "%s/%s", dir, name);
-
-	if (n < 0 || (size_t)n >= outlen)
+	if (pg_fmt(out, outlen, "%s/%s", dir, name) < 0)
 		return pg_err_set(err, PG_EINVAL, "spool '%s': path too long", dir);
 	return 0;
 }
@@ -326,7 +323,7 @@ int agent_spool_reject(const struct agent_spool *sp, int64_t job_id, int64_t att
 {
 	char name[AGENT_SPOOL_NAME_MAX], from[PATH_MAX], to[PATH_MAX], ans[PATH_MAX];
 	struct pg_buf text = PG_BUF_INIT(PG_BUF_NOLIMIT);
-	int rc = -1, n;
+	int rc = -1;
 
 	if (spool_name(AGENT_SPOOL_RESULT, job_id, attempt, name, sizeof(name)) < 0)
 		return pg_err_set(err, PG_EINVAL, "spool: bad job %lld attempt %lld",
@@ -335,15 +332,14 @@ int agent_spool_reject(const struct agent_spool *sp, int64_t job_id, int64_t att
 	    spool_path(sp->rejected_dir, name, to, sizeof(to), err) < 0)
 		return -1;
 	/* "result-1-2.json" -> "result-1-2.answer" */
-	n = snprintf(ans, sizeof(ans), "%.*s.answer", (int)(strlen(to) - 5), to);
-	if (n < 0 || (size_t)n >= sizeof(ans))
+	if (pg_fmt(ans, sizeof(ans), "%.*s.answer", (int)(strlen(to) - 5), to) < 0)
 		return pg_err_set(err, PG_EINVAL, "spool '%s': path too long", sp->dir);
 	/* The answer first: a crash in between leaves the result in the
 	 * spool, to be uploaded (and refused) again, and the answer written
 	 * then replaces this one; never a rejected result without its
 	 * answer. */
 	if (pg_buf_printf(&text, "HTTP %ld\n%s\n", status, answer ? answer : "") < 0) {
-		pg_err_set(err, PG_ENOMEM, "out of memory");
+		pg_buf_err(&text, err, "spool: the controller's answer");
 		goto out;
 	}
 	if (pg_write_file_atomic(ans, text.data, text.len, 0640, err) < 0)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "fsbeneath.h"
 #include "jobspec.h"
 #include "json.h"
@@ -133,8 +134,9 @@ static int def_env(const cJSON *env, struct bench_def *d, struct pg_err *err)
 			return pg_err_set(err, PG_EINVAL, "field 'env.%s': expected a string of at "
 					  "most %d bytes", it->string, BENCH_TEXT_MAX);
 		if (pg_buf_printf(&kv, "%s=%s", it->string, it->valuestring) < 0) {
+			pg_buf_err(&kv, err, "field 'env.%s'", it->string);
 			pg_buf_release(&kv);
-			return pg_err_set(err, PG_ENOMEM, "field 'env': out of memory");
+			return -1;
 		}
 		d->env[i++] = pg_buf_detach(&kv, NULL);
 	}
@@ -260,13 +262,13 @@ int bench_expand_arg(const char *arg, const char *file_prefix, const char *build
 			goto out;
 		}
 		if (add ? pg_buf_adds(&b, add) < 0 : pg_buf_addch(&b, *p) < 0) {
-			pg_err_set(err, PG_ENOMEM, "argument '%.64s': too long", arg);
+			pg_buf_err(&b, err, "argument '%.64s'", arg);
 			goto out;
 		}
 		p += skip;
 	}
 	if (pg_buf_addch(&b, '\0') < 0) {
-		pg_err_set(err, PG_ENOMEM, "argument '%.64s': too long", arg);
+		pg_buf_err(&b, err, "argument '%.64s'", arg);
 		goto out;
 	}
 	*out = pg_buf_detach(&b, NULL);
@@ -357,7 +359,8 @@ static int bench_argv(const struct bench_run_spec *s, char ***argv_out, char ***
 		if (pg_stat_beneath(s->build_dir, d->program, &st, err) < 0) {
 			char why[PG_ERR_MSG_MAX];
 
-			snprintf(why, sizeof(why), "%s", err->msg);
+			/* err->msg is the same size: never cut. */
+			pg_fmt_cut(why, sizeof(why), "%s", err->msg);
 			pg_err_set(err, err->code, "spawn '%s': %s", pg_buf_str(&prog), why);
 			goto fail;
 		}
@@ -437,12 +440,12 @@ static void bench_judge(const struct bench_run_spec *s, const struct pg_proc *p,
 		why = "did not exit cleanly";
 	}
 	r->ok = !why;
-	snprintf(r->detail, sizeof(r->detail), "%s: %s%s%s%s, %zu result%s%s%s%s%s",
-		 d->name, why ? why : "ok", why ? " (" : "", why ? how : "", why ? ")" : "",
-		 o->n, o->n == 1 ? "" : "s",
-		 w->sigint_sent ? ", stopped after " : "",
-		 w->sigint_sent ? "the requested result lines" : "",
-		 o->error ? "; first error: " : "", o->error ? o->error : "");
+	pg_fmt_cut(r->detail, sizeof(r->detail), "%s: %s%s%s%s, %zu result%s%s%s%s%s",
+		   d->name, why ? why : "ok", why ? " (" : "", why ? how : "", why ? ")" : "",
+		   o->n, o->n == 1 ? "" : "s",
+		   w->sigint_sent ? ", stopped after " : "",
+		   w->sigint_sent ? "the requested result lines" : "",
+		   o->error ? "; first error: " : "", o->error ? o->error : "");
 }
 
 int bench_run_once(const struct bench_run_spec *s, struct bench_run_result *r,
@@ -489,15 +492,15 @@ int bench_run_once(const struct bench_run_spec *s, struct bench_run_result *r,
 	if (s->sandbox && !r->ok && !r->out.n &&
 	    sandbox_setup_failed(tail, p.tail.len < 4096 ? p.tail.len : 4096)) {
 		r->sandbox_failed = true;
-		snprintf(r->detail, sizeof(r->detail), "%s: the sandbox did not start: %.200s",
-			 d->name, tail);
+		pg_fmt_cut(r->detail, sizeof(r->detail), "%s: the sandbox did not start: %.200s",
+			   d->name, tail);
 	}
 	if (p.output_bytes > BENCH_TAIL_MAX) {
 		size_t l = strlen(r->detail);
 
-		snprintf(r->detail + l, sizeof(r->detail) - l, " (only the last %d MiB of %llu "
-			 "bytes of output parsed)", BENCH_TAIL_MAX >> 20,
-			 (unsigned long long)p.output_bytes);
+		pg_fmt_cut(r->detail + l, sizeof(r->detail) - l, " (only the last %d MiB of %llu "
+			   "bytes of output parsed)", BENCH_TAIL_MAX >> 20,
+			   (unsigned long long)p.output_bytes);
 	}
 	rc = 0;
 out:

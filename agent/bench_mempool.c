@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
+
 #define RESULT_PREFIX "mempool_autotest "
 #define HEADER_PREFIX "start performance test"
 
@@ -192,15 +194,14 @@ static int add_result(struct bench_output *out, enum section sec, const struct r
 		return 0;
 	}
 	if (r->has[F_MAXBULK])
-		w = snprintf(key, sizeof(key), "mempool.%s.cores%u.keep%u.maxbulk%u",
-			     section_names[sec], (unsigned)r->v[F_CORES], (unsigned)r->v[F_KEEP],
-			     (unsigned)r->v[F_MAXBULK]);
+		w = pg_fmt(key, sizeof(key), "mempool.%s.cores%u.keep%u.maxbulk%u",
+			   section_names[sec], (unsigned)r->v[F_CORES], (unsigned)r->v[F_KEEP],
+			   (unsigned)r->v[F_MAXBULK]);
 	else
-		w = snprintf(key, sizeof(key), "mempool.%s.cores%u.keep%u.get%u.put%u.const%u",
-			     section_names[sec], (unsigned)r->v[F_CORES], (unsigned)r->v[F_KEEP],
-			     (unsigned)r->v[F_GET], (unsigned)r->v[F_PUT],
-			     (unsigned)r->v[F_CONST]);
-	if (w < 0 || (size_t)w >= sizeof(key))
+		w = pg_fmt(key, sizeof(key), "mempool.%s.cores%u.keep%u.get%u.put%u.const%u",
+			   section_names[sec], (unsigned)r->v[F_CORES], (unsigned)r->v[F_KEEP],
+			   (unsigned)r->v[F_GET], (unsigned)r->v[F_PUT], (unsigned)r->v[F_CONST]);
+	if (w < 0)
 		return pg_err_set(err, PG_EINVAL, "mempool result key too long");
 	return bench_output_add(out, key, (double)r->v[F_RATE], "obj/s", err);
 }

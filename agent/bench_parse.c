@@ -6,6 +6,7 @@
  * lines that every DPDK program prints the same way.
  */
 #include "bench_int.h"
+#include "fmt.h"
 #include "vec.h"
 
 #include <errno.h>
@@ -347,15 +348,20 @@ enum bench_eal_error bench_eal_error(const char *s)
 
 /* ---- the golden dump ------------------------------------------------------- */
 
-/* The fewest significant digits that read back as v. */
-static void format_value(char *dst, size_t cap, double v)
+/* The fewest significant digits that read back as v (NaN: "nan").  -1
+ * when they do not fit in cap (never in the dump's 64 bytes: %.17g needs
+ * 24 at most), so that a value in a golden file is never cut. */
+static int format_value(char *dst, size_t cap, double v)
 {
-	for (int prec = 15; prec <= 17; prec++) {
-		int w = snprintf(dst, cap, "%.*g", prec, v);
+	int w = -1;
 
-		if (w > 0 && (size_t)w < cap && strtod(dst, NULL) == v)
-			return;
+	for (int prec = 15; prec <= 17; prec++) {
+		w = pg_fmt(dst, cap, "%.*g", prec, v);
+		/* more digits do not fit either */
+		if (w < 0 || strtod(dst, NULL) == v)
+			break;
 	}
+	return w < 0 ? -1 : 0;
 }
 
 int bench_output_dump(const struct bench_output *out, struct pg_buf *b)
@@ -372,8 +378,8 @@ int bench_output_dump(const struct bench_output *out, struct pg_buf *b)
 	for (size_t i = 0; i < out->n; i++) {
 		char v[64];
 
-		format_value(v, sizeof(v), out->samples[i].value);
-		if (pg_buf_printf(b, "%s %s %s\n", out->samples[i].key, v,
+		if (format_value(v, sizeof(v), out->samples[i].value) < 0 ||
+		    pg_buf_printf(b, "%s %s %s\n", out->samples[i].key, v,
 				  out->samples[i].unit) < 0)
 			return -1;
 	}

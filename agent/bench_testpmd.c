@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
+
 enum block { B_NONE, B_NIC, B_FWD, B_ACC };
 
 struct port_rate {
@@ -347,9 +349,8 @@ static int add_samples(const struct state *st, double fwd_seconds, struct bench_
 			continue;
 		for (size_t k = 0; k < 4; k++) {
 			char key[BENCH_KEY_MAX];
-			int w = snprintf(key, sizeof(key), "port%zu.%s", p, port_keys[k]);
 
-			if (w < 0 || (size_t)w >= sizeof(key))
+			if (pg_fmt(key, sizeof(key), "port%zu.%s", p, port_keys[k]) < 0)
 				return pg_err_set(err, PG_EINVAL, "testpmd result key too long");
 			if (add_u64(out, key, v[k], port_units[k], err) < 0)
 				return -1;

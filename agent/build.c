@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
 #include "json.h"
@@ -337,9 +338,7 @@ char **build_meson_argv(const cJSON *stamp, const char *build_dir, const char *s
 	if (reconfigure)
 		argv_add(&v, &nomem, "--reconfigure", NULL);
 	cJSON_ArrayForEach(item, opts) {
-		int len = snprintf(buf, sizeof(buf), "-D%s=", item->string);
-
-		if (len < 0 || (size_t)len >= sizeof(buf) || !cJSON_IsString(item)) {
+		if (pg_fmt(buf, sizeof(buf), "-D%s=", item->string) < 0 || !cJSON_IsString(item)) {
 			nomem = true;	/* cannot happen: build_stamp() checked */
 			break;
 		}
@@ -517,7 +516,8 @@ static int set_failed(struct build_ctx *ctx, const char *step, const char *how)
 	ctx->res->failed_step = malloc(n);
 	if (!ctx->res->failed_step)
 		return -1;
-	snprintf(ctx->res->failed_step, n, "%s: %s", step, how);
+	/* n holds it all: never cut. */
+	pg_fmt_cut(ctx->res->failed_step, n, "%s: %s", step, how);
 	return 0;
 }
 
@@ -804,8 +804,11 @@ static char *env_entry(const char *key, const char *value)
 	size_t n = strlen(key) + strlen(value) + 2;
 	char *s = malloc(n);
 
-	if (s)
-		snprintf(s, n, "%s=%s", key, value);
+	/* n holds it all (a cut entry would set another value). */
+	if (s && pg_fmt(s, n, "%s=%s", key, value) < 0) {
+		free(s);
+		s = NULL;
+	}
 	return s;
 }
 
@@ -835,10 +838,9 @@ static int setup_env(struct build_ctx *ctx, struct pg_err *err)
 		}
 		if (ctx->spec->ccache_shared_dir) {
 			char url[PATH_MAX + 32];
-			int len = snprintf(url, sizeof(url), "file:%s%s", ctx->spec->ccache_shared_dir,
-					   ctx->spec->ccache_shared_readonly ? "|read-only" : "");
 
-			if (len < 0 || (size_t)len >= sizeof(url))
+			if (pg_fmt(url, sizeof(url), "file:%s%s", ctx->spec->ccache_shared_dir,
+				   ctx->spec->ccache_shared_readonly ? "|read-only" : "") < 0)
 				return pg_err_set(err, PG_EINVAL, "build: ccache_shared_dir too long");
 			ctx->env_ccache_shared = env_entry("CCACHE_SECONDARY_STORAGE", url);
 			if (!ctx->env_ccache_shared)
@@ -925,8 +927,8 @@ static int do_build(struct build_ctx *ctx, struct pg_err *err)
 	want = build_stamp(spec, meson_ver, err);
 	if (!want)
 		goto out;
-	rc = snprintf(stamp_path, sizeof(stamp_path), "%s%s", spec->build_dir, BUILD_STAMP_SUFFIX);
-	if (rc < 0 || (size_t)rc >= sizeof(stamp_path)) {
+	if (pg_fmt(stamp_path, sizeof(stamp_path), "%s%s", spec->build_dir,
+		   BUILD_STAMP_SUFFIX) < 0) {
 		pg_err_set(err, PG_EINVAL, "build: build_dir too long");
 		goto out;
 	}

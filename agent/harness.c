@@ -17,6 +17,7 @@
  * the subset's lines out again.
  */
 #include "harness.h"
+#include "fmt.h"
 #include "vec.h"
 
 #include <stdarg.h>
@@ -399,7 +400,7 @@ static int not_recognised(struct pg_err *err, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	pg_vfmt_cut(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	pg_err_set(err, PG_EINVAL, "%s: layout not recognised: %s", HARNESS_TEST_PATH, msg);
 	return 1;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fmt.h"
 #include "fsbeneath.h"
 
 struct test_file {
@@ -25,9 +26,8 @@ struct test_file {
 static int read_test(const char *src_dir, struct test_file *tf, struct pg_err *err)
 {
 	struct stat st;
-	int n = snprintf(tf->path, sizeof(tf->path), "%s/%s", src_dir, HARNESS_TEST_PATH);
 
-	if (n < 0 || (size_t)n >= sizeof(tf->path))
+	if (pg_fmt(tf->path, sizeof(tf->path), "%s/%s", src_dir, HARNESS_TEST_PATH) < 0)
 		return pg_err_set(err, PG_EINVAL, "%s: path too long", src_dir);
 	tf->root = src_dir;
 	if (pg_read_file_beneath(src_dir, HARNESS_TEST_PATH, &tf->text, &st, err) < 0) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "jobspec.h"
 #include "json.h"
 #include "profile.h"
@@ -188,7 +189,6 @@ unsigned long harness_subset_estimate_s(const struct harness_subset *s)
 int harness_subset_key(const struct harness_subset *s, size_t i, char *buf, size_t len)
 {
 	size_t r = i, c, cache, cores, bulk, keep;
-	int n;
 
 	if (i >= harness_subset_lines(s))
 		return -1;
@@ -201,8 +201,7 @@ int harness_subset_key(const struct harness_subset *s, size_t i, char *buf, size
 	r /= s->n_bulk;
 	cores = r % s->n_cores;
 	cache = r / s->n_cores;
-	n = snprintf(buf, len, "mempool.%s.cores%u.keep%u.get%u.put%u.const%u",
-		     s->cache[cache] ? "cache" : "nocache", s->cores[cores], s->keep[keep],
-		     s->bulk[bulk], s->bulk[bulk], s->constant_n[c]);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	return pg_fmt(buf, len, "mempool.%s.cores%u.keep%u.get%u.put%u.const%u",
+		      s->cache[cache] ? "cache" : "nocache", s->cores[cores], s->keep[keep],
+		      s->bulk[bulk], s->bulk[bulk], s->constant_n[c]) < 0 ? -1 : 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "proc.h"
 #include "timeutil.h"
@@ -165,42 +166,44 @@ static void hc_read_opt(const char *root, const char *rel, char *out, size_t siz
 	pg_buf_release(&b);
 }
 
-/* The governors of cpuN/cpufreq/scaling_governor, merged. */
+/* The governors of cpuN/cpufreq/scaling_governor, merged: a text for
+ * people, cut (visibly) when too many differ. */
 static void hc_governor(const char *root, char *out, size_t size)
 {
 	char path[PATH_MAX], seen[HOSTCHECK_TEXT_MAX] = "", gov[64];
 	bool mixed = false;
 	struct dirent *de;
 	DIR *d;
-	int n = snprintf(path, sizeof(path), "%s/sys/devices/system/cpu", root);
 
-	snprintf(out, size, "none");
-	if (n < 0 || (size_t)n >= sizeof(path) || !(d = opendir(path)))
+	pg_fmt_cut(out, size, "none");
+	if (pg_fmt(path, sizeof(path), "%s/sys/devices/system/cpu", root) < 0 ||
+	    !(d = opendir(path)))
 		return;
 	while ((de = readdir(d))) {
 		char rel[128];
 
 		if (strncmp(de->d_name, "cpu", 3) != 0 || de->d_name[3] < '0' || de->d_name[3] > '9')
 			continue;
-		n = snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/%.32s/cpufreq/scaling_governor",
-			     de->d_name);
-		if (n < 0 || (size_t)n >= sizeof(rel))
+		if (pg_fmt(rel, sizeof(rel),
+			   "/sys/devices/system/cpu/%.32s/cpufreq/scaling_governor",
+			   de->d_name) < 0)
 			continue;
 		hc_read_opt(root, rel, gov, sizeof(gov));
 		if (!gov[0])
 			continue;
 		if (!seen[0]) {
-			snprintf(seen, sizeof(seen), "%s", gov);
+			/* gov is shorter than seen: never cut */
+			pg_fmt_cut(seen, sizeof(seen), "%s", gov);
 		} else if (!strstr(seen, gov)) {
 			size_t l = strlen(seen);
 
-			snprintf(seen + l, sizeof(seen) - l, ",%s", gov);
+			pg_fmt_cut(seen + l, sizeof(seen) - l, ",%s", gov);
 			mixed = true;
 		}
 	}
 	closedir(d);
 	if (seen[0])
-		snprintf(out, size, "%s%s", mixed ? "mixed: " : "", seen);
+		pg_fmt_cut(out, size, "%s%s", mixed ? "mixed: " : "", seen);
 }
 
 static void hc_turbo(const char *root, char *out, size_t size)
@@ -208,16 +211,17 @@ static void hc_turbo(const char *root, char *out, size_t size)
 	char v[16];
 
 	hc_read_opt(root, "/sys/devices/system/cpu/intel_pstate/no_turbo", v, sizeof(v));
+	/* out is struct hostcheck's turbo[16]: none of the three words is cut. */
 	if (v[0]) {
-		snprintf(out, size, "%s", strcmp(v, "1") == 0 ? "off" : "on");
+		pg_fmt_cut(out, size, "%s", strcmp(v, "1") == 0 ? "off" : "on");
 		return;
 	}
 	hc_read_opt(root, "/sys/devices/system/cpu/cpufreq/boost", v, sizeof(v));
 	if (v[0]) {
-		snprintf(out, size, "%s", strcmp(v, "1") == 0 ? "on" : "off");
+		pg_fmt_cut(out, size, "%s", strcmp(v, "1") == 0 ? "on" : "off");
 		return;
 	}
-	snprintf(out, size, "unknown");
+	pg_fmt_cut(out, size, "unknown");
 }
 
 int hostcheck_gather(struct hostcheck *h, const char *root, unsigned int sample_ms,
@@ -235,8 +239,10 @@ int hostcheck_gather(struct hostcheck *h, const char *root, unsigned int sample_
 	hc_governor(root, h->governor, sizeof(h->governor));
 	hc_turbo(root, h->turbo, sizeof(h->turbo));
 	hc_read_opt(root, "/sys/devices/system/cpu/smt/control", h->smt, sizeof(h->smt));
-	if (!h->smt[0])
-		snprintf(h->smt, sizeof(h->smt), "unknown");
+	if (!h->smt[0] && pg_fmt(h->smt, sizeof(h->smt), "unknown") < 0) {
+		pg_err_set(err, PG_EINVAL, "host check: SMT state too long");
+		goto out;
+	}
 	hc_read_opt(root, "/sys/devices/system/cpu/isolated", h->isolated, sizeof(h->isolated));
 	hc_read_opt(root, "/sys/devices/system/cpu/nohz_full", h->nohz_full, sizeof(h->nohz_full));
 	if (strcmp(h->nohz_full, "(null)") == 0)
@@ -280,16 +286,16 @@ int hostcheck_gather(struct hostcheck *h, const char *root, unsigned int sample_
 	}
 	if (h->busy_share > HOSTCHECK_BUSY_SHARE) {
 		h->busy = true;
-		snprintf(h->warning, sizeof(h->warning),
-			 "host busy: %.0f%% of CPU time outside idle over %u ms before the "
-			 "benchmarks (limit %.0f%%); load average %.2f on %u CPUs",
-			 h->busy_share * 100, sample_ms, HOSTCHECK_BUSY_SHARE * 100, h->load1,
-			 h->cpus);
+		pg_fmt_cut(h->warning, sizeof(h->warning),
+			   "host busy: %.0f%% of CPU time outside idle over %u ms before the "
+			   "benchmarks (limit %.0f%%); load average %.2f on %u CPUs",
+			   h->busy_share * 100, sample_ms, HOSTCHECK_BUSY_SHARE * 100, h->load1,
+			   h->cpus);
 	} else if (h->busy_share < 0 && h->load1 > HOSTCHECK_BUSY_LOAD_PER_CPU * h->cpus) {
 		h->busy = true;
-		snprintf(h->warning, sizeof(h->warning),
-			 "host busy: load average %.2f on %u CPUs (limit %.2f per CPU)",
-			 h->load1, h->cpus, HOSTCHECK_BUSY_LOAD_PER_CPU);
+		pg_fmt_cut(h->warning, sizeof(h->warning),
+			   "host busy: load average %.2f on %u CPUs (limit %.2f per CPU)",
+			   h->load1, h->cpus, HOSTCHECK_BUSY_LOAD_PER_CPU);
 	}
 	rc = 0;
 	goto out;

@@ -14,6 +14,7 @@
 #include "bench_exec.h"
 #include "build.h"
 #include "buf.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "harness.h"
 #include "hostcheck.h"
@@ -241,13 +242,11 @@ static bool runner_ws_stopped(void *arg)
 static int job_ws_init(struct dpdk_job *j, struct pg_err *err)
 {
 	const struct agent_run *run = j->run;
-	int n = snprintf(j->io_dir, sizeof(j->io_dir), "%s/ws", j->job_dir);
 
-	if (n < 0 || (size_t)n >= sizeof(j->io_dir))
+	if (pg_fmt(j->io_dir, sizeof(j->io_dir), "%s/ws", j->job_dir) < 0)
 		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
 	if (run->self_exe) {
-		n = snprintf(j->self_exe, sizeof(j->self_exe), "%s", run->self_exe);
-		if (n < 0 || (size_t)n >= sizeof(j->self_exe))
+		if (pg_fmt(j->self_exe, sizeof(j->self_exe), "%s", run->self_exe) < 0)
 			return pg_err_set(err, PG_EINVAL, "the agent's path is too long");
 	} else if (ws_child_self_exe(j->self_exe, sizeof(j->self_exe), err) < 0) {
 		return -1;
@@ -346,9 +345,7 @@ static int job_fetch_apply(struct dpdk_job *j, struct pg_err *err)
 static int job_slot(const struct dpdk_job *j, int side, char *out, size_t size,
 		    struct pg_err *err)
 {
-	int n = snprintf(out, size, "%s-%s", j->spec.build_mode, runner_side_name[side]);
-
-	if (n < 0 || (size_t)n >= size)
+	if (pg_fmt(out, size, "%s-%s", j->spec.build_mode, runner_side_name[side]) < 0)
 		return pg_err_set(err, PG_EINVAL, "build mode '%.64s': name too long",
 				  j->spec.build_mode);
 	return 0;
@@ -405,10 +402,10 @@ static int job_harness(struct dpdk_job *j, struct pg_err *err)
 			return pg_err_prefix(err, "harness on the %s side", runner_side_name[side]), -1;
 		}
 		if (!applied[side]) {
-			snprintf(w, sizeof(w), "the mempool harness does not fit the %s side (%s): "
-				 "the unmodified test runs on both sides and stops after %d result "
-				 "lines", runner_side_name[side], why.msg,
-				 b->stop_after_lines ? b->stop_after_lines : j->harness_lines);
+			pg_fmt_cut(w, sizeof(w), "the mempool harness does not fit the %s side "
+				   "(%s): the unmodified test runs on both sides and stops after "
+				   "%d result lines", runner_side_name[side], why.msg,
+				   b->stop_after_lines ? b->stop_after_lines : j->harness_lines);
 			break;
 		}
 	}
@@ -445,9 +442,9 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 	if (job_slot(j, side, slot, sizeof(slot), err) < 0 ||
 	    ws_build_dir(j->run->work_dir, j->spec.tree, slot, &dir, err) < 0)
 		return -1;
-	n = snprintf(j->build_dir[side], sizeof(j->build_dir[side]), "%s", dir);
+	n = pg_fmt(j->build_dir[side], sizeof(j->build_dir[side]), "%s", dir);
 	free(dir);
-	if (n < 0 || (size_t)n >= sizeof(j->build_dir[side]))
+	if (n < 0)
 		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
 	/* One ccache per build type (debug info and -O levels never hit
 	 * across them anyway) and side: a patched build writes only its own
@@ -456,15 +453,11 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 	 * which base builds fill.  A follow-up round or a second run of a
 	 * series that touches a header then hits its own objects instead of
 	 * compiling half of DPDK again. */
-	n = snprintf(ccache, sizeof(ccache), "%s/ccache/%s%s", j->run->work_dir, buildtype,
-		     side ? "-patched" : "");
-	if (n < 0 || (size_t)n >= sizeof(ccache))
-		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
-	n = snprintf(shared, sizeof(shared), "%s/ccache/%s-shared", j->run->work_dir, buildtype);
-	if (n < 0 || (size_t)n >= sizeof(shared))
-		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
-	n = snprintf(log_path, sizeof(log_path), "%s/%s.log", j->job_dir, stage);
-	if (n < 0 || (size_t)n >= sizeof(log_path))
+	if (pg_fmt(ccache, sizeof(ccache), "%s/ccache/%s%s", j->run->work_dir, buildtype,
+		   side ? "-patched" : "") < 0 ||
+	    pg_fmt(shared, sizeof(shared), "%s/ccache/%s-shared", j->run->work_dir,
+		   buildtype) < 0 ||
+	    pg_fmt(log_path, sizeof(log_path), "%s/%s.log", j->job_dir, stage) < 0)
 		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
 	/* Only what the benchmarks run (ninja targets are paths in the build
 	 * directory), once each. */
@@ -538,15 +531,15 @@ static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int sid
 	struct bench_run_spec rs;
 	char prefix[64], log_path[PATH_MAX];
 	struct pg_buf text = PG_BUF_INIT(0);
-	int n, rc = -1;
+	int rc = -1;
 
 	/* EAL's --file-prefix: unique per run, so that a crashed run's
 	 * leftovers never meet the next one. */
-	snprintf(prefix, sizeof(prefix), "pg%lld_%lld_%s%d", (long long)j->run->job->id,
-		 (long long)j->run->job->attempt, side ? "p" : "b", rep);
-	n = snprintf(log_path, sizeof(log_path), "%s/bench-%s-%s-%d.log", j->job_dir, b->name,
-		     runner_side_name[side], rep);
-	if (n < 0 || (size_t)n >= sizeof(log_path))
+	if (pg_fmt(prefix, sizeof(prefix), "pg%lld_%lld_%s%d", (long long)j->run->job->id,
+		   (long long)j->run->job->attempt, side ? "p" : "b", rep) < 0)
+		return pg_err_set(err, PG_EINVAL, "EAL file prefix too long");
+	if (pg_fmt(log_path, sizeof(log_path), "%s/bench-%s-%s-%d.log", j->job_dir, b->name,
+		   runner_side_name[side], rep) < 0)
 		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
 	memset(&rs, 0, sizeof(rs));
 	rs.def = b;
@@ -584,8 +577,10 @@ static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int sid
 	}
 	if (!r.ok && pg_buf_printf(&j->failures, "%s%s side, repetition %d: %s",
 				    j->failures.len ? "; " : "", runner_side_name[side], rep,
-				    r.detail) < 0) {
-		pg_err_set(err, PG_ENOMEM, "out of memory");
+				    r.detail) < 0 && errno != E2BIG) {
+		/* Past its bound the first failures say enough: the rest are in
+		 * the bench log; only memory running out is an error. */
+		pg_buf_err(&j->failures, err, "the runs' failures");
 		goto out_release;
 	}
 	rc = 0;
@@ -693,13 +688,16 @@ static int job_dir_clear(const char *dir, struct pg_err *err)
 		return pg_err_errno(err, "open %s", dir);
 	while ((de = readdir(d))) {
 		char path[PATH_MAX];
-		int n;
 
 		if (de->d_name[0] == '.' || de->d_type == DT_DIR)
 			continue;
-		n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (n > 0 && (size_t)n < sizeof(path) && unlink(path) < 0 && errno != ENOENT &&
-		    errno != EISDIR) {
+		/* Never skip one: a log left behind would be appended to. */
+		if (pg_fmt(path, sizeof(path), "%s/%s", dir, de->d_name) < 0) {
+			pg_err_set(err, PG_EINVAL, "remove %s/%s: path too long", dir, de->d_name);
+			closedir(d);
+			return -1;
+		}
+		if (unlink(path) < 0 && errno != ENOENT && errno != EISDIR) {
 			pg_err_errno(err, "remove %s", path);
 			closedir(d);
 			return -1;
@@ -753,7 +751,7 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	const char *outcome = AGENT_OUTCOME_OK;
 	struct pg_buf detail = PG_BUF_INIT(RUNNER_DETAIL_MAX);
 	int64_t t;
-	int rc = -1, r, n;
+	int rc = -1, r;
 
 	memset(&j, 0, sizeof(j));
 	j.run = run;
@@ -770,10 +768,13 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;
 	}
-	n = snprintf(j.job_dir, sizeof(j.job_dir), "%s/jobs/%lld-%lld", run->work_dir,
-		     (long long)run->job->id, (long long)run->job->attempt);
-	if (n < 0 || (size_t)n >= sizeof(j.job_dir) || pg_mkdir_p(j.job_dir, 0755, &jerr) < 0 ||
-	    job_dir_clear(j.job_dir, &jerr) < 0) {
+	if (pg_fmt(j.job_dir, sizeof(j.job_dir), "%s/jobs/%lld-%lld", run->work_dir,
+		   (long long)run->job->id, (long long)run->job->attempt) < 0) {
+		pg_err_set(&jerr, PG_EINVAL, "work_dir: path too long");
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	if (pg_mkdir_p(j.job_dir, 0755, &jerr) < 0 || job_dir_clear(j.job_dir, &jerr) < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;
 	}
@@ -811,8 +812,8 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	if (j.spec.n_missing_deps) {
 		char w[128];
 
-		snprintf(w, sizeof(w), "%zu Depends-on prerequisite%s missing: tested without",
-			 j.spec.n_missing_deps, j.spec.n_missing_deps == 1 ? "" : "s");
+		pg_fmt_cut(w, sizeof(w), "%zu Depends-on prerequisite%s missing: tested without",
+			   j.spec.n_missing_deps, j.spec.n_missing_deps == 1 ? "" : "s");
 		if (job_warn(&j, w) < 0)
 			goto nomem;
 	}
@@ -903,8 +904,8 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	    strcmp(j.spec.version, j.build[0].version) != 0) {
 		char w[160];
 
-		snprintf(w, sizeof(w), "the tree's VERSION says %.32s, the job says %.32s",
-			 j.build[0].version, j.spec.version);
+		pg_fmt_cut(w, sizeof(w), "the tree's VERSION says %.32s, the job says %.32s",
+			   j.build[0].version, j.spec.version);
 		if (job_warn(&j, w) < 0)
 			goto nomem;
 	}

@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "conffile.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "json.h"
 #include "proc.h"
@@ -258,9 +259,8 @@ static void vec_add3(struct argvec *a, const char *opt, const char *src, const c
 static void vec_addnum(struct argvec *a, const char *prefix, long long v)
 {
 	char num[NUM_MAX];
-	int n = snprintf(num, sizeof(num), "%s%lld", prefix, v);
 
-	if (n < 0 || (size_t)n >= sizeof(num)) {
+	if (pg_fmt(num, sizeof(num), "%s%lld", prefix, v) < 0) {
 		a->nomem = true;	/* cannot happen: a long long fits */
 		return;
 	}
@@ -311,9 +311,8 @@ int sandbox_wrap(const struct sandbox_cfg *c, const struct sandbox_cmd *cmd, cha
 		 * time limit exceeded") before SIGKILL. */
 		if (c->cpu_s) {
 			char soft[NUM_MAX];
-			int n = snprintf(soft, sizeof(soft), "--cpu=%lld:", (long long)c->cpu_s);
 
-			if (n < 0 || (size_t)n >= sizeof(soft))
+			if (pg_fmt(soft, sizeof(soft), "--cpu=%lld:", (long long)c->cpu_s) < 0)
 				a.nomem = true;	/* cannot happen */
 			else
 				vec_addnum(&a, soft, (long long)c->cpu_s + SANDBOX_CPU_GRACE_S);
@@ -559,7 +558,7 @@ const char *sandbox_describe(const struct sandbox_cfg *c, char *buf, size_t size
 	if (!size)
 		return "";
 	if (!c) {
-		snprintf(buf, size, "unsandboxed");
+		pg_fmt_cut(buf, size, "unsandboxed");
 		return buf;
 	}
 	if (c->drop)
@@ -574,7 +573,7 @@ const char *sandbox_describe(const struct sandbox_cfg *c, char *buf, size_t size
 	if (c->max_procs)
 		rc |= pg_buf_printf(&b, ", %lld processes", (long long)c->max_procs);
 	s = rc ? NULL : pg_buf_detach(&b, NULL);
-	snprintf(buf, size, "%s", s ? s : "bwrap");
+	pg_fmt_cut(buf, size, "%s", s ? s : "bwrap");
 	free(s);
 	pg_buf_release(&b);
 	return buf;

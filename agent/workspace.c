@@ -16,6 +16,7 @@
 #include <git2.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "inbox.h"
 #include "log.h"
@@ -52,9 +53,9 @@ static int path_dup(char **out, struct pg_err *err, const char *fmt, ...)
 
 	*out = NULL;
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = pg_vfmt(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(buf))
+	if (n < 0)
 		return pg_err_set(err, PG_EINVAL, "workspace path too long: '%.64s...'", buf);
 	if (!(*out = strdup(buf)))
 		return pg_err_set(err, PG_ENOMEM, "workspace: out of memory");

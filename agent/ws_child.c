@@ -18,6 +18,7 @@
 #include <git2.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "fsbeneath.h"
 #include "fsutil.h"
 #include "gitutil.h"
@@ -310,9 +311,8 @@ static int read_result(const char *io_dir, cJSON **out, struct pg_err *err)
 static int unlink_in(const char *dir, const char *name, struct pg_err *err)
 {
 	char path[PATH_MAX];
-	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (pg_fmt(path, sizeof(path), "%s/%s", dir, name) < 0)
 		return pg_err_set(err, PG_EINVAL, "'%s': path too long", dir);
 	if (unlink(path) < 0 && errno != ENOENT)
 		return pg_err_errno(err, "remove '%s'", path);
@@ -407,7 +407,8 @@ static int child_run(const struct ws_child *c, const char *const *args, const ch
 		goto out;
 	}
 	pg_proc_describe(&p, r->desc, sizeof(r->desc));
-	snprintf(r->tail, sizeof(r->tail), "%s", pg_buf_str(&p.tail));
+	/* tail_max keeps the tail below sizeof(r->tail): never cut. */
+	pg_fmt_cut(r->tail, sizeof(r->tail), "%s", pg_buf_str(&p.tail));
 	r->exit_code = p.exit_code;
 	r->term_signal = p.term_signal;
 	if (p.cancelled)
@@ -457,9 +458,9 @@ static int child_dirs(const struct ws_child *c, const char *src, const char *mir
 {
 	char exe_dir[PATH_MAX];
 	char *slash;
-	int n = snprintf(exe_dir, sizeof(exe_dir), "%s", c->self_exe);
 
-	if (n < 0 || (size_t)n >= sizeof(exe_dir) || !(slash = strrchr(exe_dir, '/')))
+	if (pg_fmt(exe_dir, sizeof(exe_dir), "%s", c->self_exe) < 0 ||
+	    !(slash = strrchr(exe_dir, '/')))
 		return pg_err_set(err, PG_EINVAL, "'%s': not an absolute path", c->self_exe);
 	*slash = '\0';
 	if (sandbox_prepare_dir(c->sandbox, c->io_dir, true, err) < 0 ||
@@ -479,14 +480,13 @@ int ws_child_checkout(const struct ws_child *c, const char *work_dir, const char
 	struct child_run r;
 	char mirror_real[PATH_MAX], src[PATH_MAX];
 	uint64_t ub = 0, uf = 0;
-	int crc = 0, n, ret = -1;
+	int crc = 0, ret = -1;
 
 	*src_path = NULL;
 	memset(&r, 0, sizeof(r));
 	if (!ws_name_ok(tree) || !ws_name_ok(slot))
 		return pg_err_set(err, PG_EINVAL, "check out: bad tree or slot name");
-	n = snprintf(src, sizeof(src), "%s/slots/%s/%s/src", work_dir, tree, slot);
-	if (n < 0 || (size_t)n >= sizeof(src))
+	if (pg_fmt(src, sizeof(src), "%s/slots/%s/%s/src", work_dir, tree, slot) < 0)
 		return pg_err_set(err, PG_EINVAL, "check out: workspace path too long");
 	if (!realpath(mirror_path, mirror_real))
 		return pg_err_errno(err, "mirror '%s'", mirror_path);
@@ -499,8 +499,7 @@ int ws_child_checkout(const struct ws_child *c, const char *work_dir, const char
 		const char *rw[] = { src, NULL }, *ro[] = { mirror_real, NULL };
 		char result[PATH_MAX];
 
-		n = snprintf(result, sizeof(result), "%s/%s", c->io_dir, RESULT_NAME);
-		if (n < 0 || (size_t)n >= sizeof(result)) {
+		if (pg_fmt(result, sizeof(result), "%s/%s", c->io_dir, RESULT_NAME) < 0) {
 			pg_err_set(err, PG_EINVAL, "'%s': path too long", c->io_dir);
 			goto out;
 		}
@@ -543,7 +542,7 @@ static int series_failure(struct pg_apply_result *res, struct pg_err *err, const
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	pg_vfmt_cut(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	pg_apply_result_release(res);
 	if (!(res->reason = strdup(why)))
@@ -559,27 +558,29 @@ int ws_child_apply(const struct ws_child *c, const char *src_path, const char *m
 	struct child_run r;
 	char mirror_real[PATH_MAX], mbox_path[PATH_MAX], result[PATH_MAX];
 	char lim[3][24], used[2][24];
-	int crc = 0, n, ret = -1;
+	int crc = 0, ret = -1;
 
 	memset(res, 0, sizeof(*res));
 	memset(&r, 0, sizeof(r));
 	if (!realpath(mirror_path, mirror_real))
 		return pg_err_errno(err, "mirror '%s'", mirror_path);
-	n = snprintf(mbox_path, sizeof(mbox_path), "%s/%s", c->io_dir, MBOX_NAME);
-	if (n < 0 || (size_t)n >= sizeof(mbox_path) ||
-	    (n = snprintf(result, sizeof(result), "%s/%s", c->io_dir, RESULT_NAME)) < 0 ||
-	    (size_t)n >= sizeof(result))
+	if (pg_fmt(mbox_path, sizeof(mbox_path), "%s/%s", c->io_dir, MBOX_NAME) < 0 ||
+	    pg_fmt(result, sizeof(result), "%s/%s", c->io_dir, RESULT_NAME) < 0)
 		return pg_err_set(err, PG_EINVAL, "'%s': path too long", c->io_dir);
 	/* io_dir is the sandbox user's (the child writes its result there):
 	 * never follow what may have been planted in it. */
 	if (child_dirs(c, src_path, mirror_real, err) < 0 ||
 	    pg_write_file_beneath_atomic(c->io_dir, MBOX_NAME, mbox, len, 0644, err) < 0)
 		goto out;
-	snprintf(lim[0], sizeof(lim[0]), "%" PRIu64, (uint64_t)c->cfg->max_total_mb * MIB);
-	snprintf(lim[1], sizeof(lim[1]), "%" PRIu64, (uint64_t)c->cfg->max_files);
-	snprintf(lim[2], sizeof(lim[2]), "%" PRIu64, (uint64_t)c->cfg->max_file_mb * MIB);
-	snprintf(used[0], sizeof(used[0]), "%" PRIu64, *used_bytes);
-	snprintf(used[1], sizeof(used[1]), "%" PRIu64, *used_files);
+	/* 24 bytes hold any uint64_t (20 digits): never -1. */
+	if (pg_fmt(lim[0], sizeof(lim[0]), "%" PRIu64, (uint64_t)c->cfg->max_total_mb * MIB) < 0 ||
+	    pg_fmt(lim[1], sizeof(lim[1]), "%" PRIu64, (uint64_t)c->cfg->max_files) < 0 ||
+	    pg_fmt(lim[2], sizeof(lim[2]), "%" PRIu64, (uint64_t)c->cfg->max_file_mb * MIB) < 0 ||
+	    pg_fmt(used[0], sizeof(used[0]), "%" PRIu64, *used_bytes) < 0 ||
+	    pg_fmt(used[1], sizeof(used[1]), "%" PRIu64, *used_files) < 0) {
+		pg_err_set(err, PG_EINVAL, "apply: a limit does not fit its argument");
+		goto out;
+	}
 	{
 		const char *args[] = { "workspace-apply", "--src", src_path, "--mbox", mbox_path,
 				       "--result", result, "--max-total-bytes", lim[0],

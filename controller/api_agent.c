@@ -12,12 +12,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "fsutil.h"
 #include "jobspec.h"
 #include "json.h"
@@ -127,7 +127,8 @@ int api_parse_logs_query(const char *attempt, const char *stage, const char *off
 		return pg_err_set(err, PG_EINVAL, "query parameter 'stage': '%.80s' must be 1 to "
 				  "%d of [A-Za-z0-9_.-], not starting with '.'", stage,
 				  API_STAGE_MAX);
-	snprintf(op->log_stage, sizeof(op->log_stage), "%s", stage);
+	if (pg_fmt(op->log_stage, sizeof(op->log_stage), "%s", stage) < 0)
+		return pg_err_set(err, PG_EINVAL, "query parameter 'stage': too long");
 	if (offset && api_parse_uint(offset, 0, API_LOG_MAX_BYTES, &op->offset) < 0)
 		return pg_err_set(err, PG_EINVAL, "query parameter 'offset': '%.64s' is not a "
 				  "byte offset", offset);
@@ -264,9 +265,9 @@ static cJSON *api_lease_job(const struct api_server *srv, const struct sched_lea
 	if (ok && !cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_ID))
 		ok = api_set(series, JS_SERIES_ID, cJSON_CreateNumber((double)l->series_id));
 	if (ok && !cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_MBOX_URL)) {
-		snprintf(url, sizeof(url), "%s/api/v1/series/%lld/mbox", srv->public_url,
-			 (long long)l->series_id);
-		ok = api_set(series, JS_SERIES_MBOX_URL, cJSON_CreateString(url));
+		ok = pg_fmt(url, sizeof(url), "%s/api/v1/series/%lld/mbox", srv->public_url,
+			    (long long)l->series_id) >= 0 &&
+		     api_set(series, JS_SERIES_MBOX_URL, cJSON_CreateString(url));
 	}
 	if (!ok) {
 		cJSON_Delete(job);
@@ -431,7 +432,7 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 	if (pg_buf_printf(&rel, "logs/%lld/%lld/%s.log", (long long)r->route.id,
 			  (long long)op->attempt, op->log_stage) < 0 ||
 	    pg_buf_printf(&path, "%s/%s", w->srv->cfg->data_dir, pg_buf_str(&rel)) < 0) {
-		pg_err_set(&err, PG_ENOMEM, "log path: too long");
+		pg_buf_err(&path, &err, "log path");
 		goto fail;
 	}
 	if (pg_mkdir_parent(pg_buf_str(&path), 0750, &err) < 0)

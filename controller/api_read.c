@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +15,7 @@
 
 #include "api_view.h"
 #include "api_web.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
@@ -68,7 +68,7 @@ static int api_query_state(struct api_req *r, const char *const *allowed, const 
 		}
 	for (size_t i = 0; allowed[i]; i++)
 		if (pg_buf_printf(&list, "%s%s", i ? ", " : "", allowed[i]) < 0) {
-			pg_err_set(err, PG_ENOMEM, "query parameter 'state': out of memory");
+			pg_buf_err(&list, err, "query parameter 'state'");
 			goto out;
 		}
 	pg_err_set(err, PG_EINVAL, "query parameter 'state': '%.64s' is not one of %s", v,
@@ -432,7 +432,7 @@ static void api_read_log(struct api_server *srv, struct store *st, struct api_re
 		rel = "";
 	if ((rel[0] != '/' && pg_buf_printf(&path, "%s/", srv->cfg->data_dir) < 0) ||
 	    pg_buf_adds(&path, rel) < 0) {
-		pg_err_set(&err, PG_ENOMEM, "log path: too long");
+		pg_buf_err(&path, &err, "log path");
 		goto fail;
 	}
 	fd = open(pg_buf_str(&path), O_RDONLY | O_CLOEXEC);
@@ -447,7 +447,10 @@ static void api_read_log(struct api_server *srv, struct store *st, struct api_re
 	}
 	if (api_query_int(r, "tail", 1, API_LOG_MAX_BYTES, 0, &tail, &err) < 0)
 		goto fail;
-	snprintf(r->log_size, sizeof(r->log_size), "%lld", (long long)sb.st_size);
+	if (pg_fmt(r->log_size, sizeof(r->log_size), "%lld", (long long)sb.st_size) < 0) {
+		pg_err_set(&err, PG_EINVAL, "log size: too long");
+		goto fail;
+	}
 	if (tail && sb.st_size > tail && api_log_seek_tail(fd, sb.st_size, tail, &err) < 0)
 		goto fail;
 	api_reply_empty(r, 200);

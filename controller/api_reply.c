@@ -10,11 +10,11 @@
 #include "api_int.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "log.h"
 #include "timeutil.h"
@@ -99,7 +99,7 @@ void api_reply_error(struct api_req *r, unsigned int status, const char *fmt, ..
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	pg_vfmt_cut(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (o && !cJSON_AddStringToObject(o, "error", msg)) {
 		cJSON_Delete(o);
@@ -126,12 +126,13 @@ void api_note(struct api_req *r, const char *fmt, ...)
 	if (pg_buf_vprintf(&r->note, fmt, ap) < 0) {
 		char cut[1024];
 
-		/* Over API_NOTE_MAX (long labels): log the start. */
+		/* Over API_NOTE_MAX (long labels): log the start, which ends in
+		 * "..." when cut. */
 		va_end(ap);
 		va_start(ap, fmt);
-		vsnprintf(cut, sizeof(cut), fmt, ap);
+		pg_vfmt_cut(cut, sizeof(cut), fmt, ap);
 		pg_buf_reset(&r->note);
-		if (pg_buf_adds(&r->note, cut) < 0 || pg_buf_adds(&r->note, "...") < 0)
+		if (pg_buf_adds(&r->note, cut) < 0)
 			pg_buf_reset(&r->note);
 	}
 	va_end(ap);

@@ -15,13 +15,13 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "log.h"
 #include "timeutil.h"
@@ -130,8 +130,9 @@ static struct api_req *api_req_new(struct api_server *srv, struct MHD_Connection
 	r->fd = -1;
 	r->op.offset = -1;
 	r->op.progress = -1;
-	snprintf(r->method, sizeof(r->method), "%s", method ? method : "?");
-	snprintf(r->path, sizeof(r->path), "%s", url ? url : "?");
+	/* Both for the log only: routing reads the whole url. */
+	pg_fmt_cut(r->method, sizeof(r->method), "%s", method ? method : "?");
+	pg_fmt_cut(r->path, sizeof(r->path), "%s", url ? url : "?");
 	pg_buf_init(&r->body, (size_t)srv->conf->max_body_bytes);
 	pg_buf_init(&r->out, API_OUT_MAX);
 	pg_buf_init(&r->note, API_NOTE_MAX);
@@ -202,9 +203,10 @@ static void api_auth_agent(struct api_req *r)
 		api_reply_error(r, 401, "unknown token");
 	} else if (!agent.enabled) {
 		api_reply_error(r, 403, "agent %s is disabled", agent.name);
+	} else if (pg_fmt(r->agent, sizeof(r->agent), "%s", agent.name) < 0) {
+		api_reply_error(r, 500, "agent %.64s: name too long", agent.name);
 	} else {
 		r->agent_id = agent.id;
-		snprintf(r->agent, sizeof(r->agent), "%s", agent.name);
 	}
 }
 
@@ -415,8 +417,8 @@ static enum MHD_Result api_send(struct api_req *r)
 	if (ok && r->status == 503)
 		ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "5") == MHD_YES;
 	if (ok && r->held_job) {
-		snprintf(num, sizeof(num), "%lld", (long long)r->held_job);
-		ok = MHD_add_response_header(resp, "X-Perfgate-Held-Job", num) == MHD_YES;
+		ok = pg_fmt(num, sizeof(num), "%lld", (long long)r->held_job) >= 0 &&
+		     MHD_add_response_header(resp, "X-Perfgate-Held-Job", num) == MHD_YES;
 	}
 	ret = ok ? MHD_queue_response(r->conn, r->status, resp) : MHD_NO;
 	MHD_destroy_response(resp);
@@ -496,7 +498,7 @@ static void api_mhd_log(void *cls, const char *fmt, va_list ap)
 
 	struct api_server *srv = cls;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	pg_vfmt_cut(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		msg[--n] = '\0';

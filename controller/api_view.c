@@ -5,9 +5,9 @@
 #include "api_view_int.h"
 
 #include <ctype.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "report_mail.h"
 #include "timeutil.h"
@@ -198,8 +198,9 @@ static bool fill_series(cJSON *o, sqlite3_stmt *stmt)
 {
 	char when[PG_TIME_UTC_MAX];
 
-	if (pg_time_format_utc(sqlite3_column_int64(stmt, 8) * 1000, 0, when, sizeof(when)) < 0)
-		snprintf(when, sizeof(when), "%lld", (long long)sqlite3_column_int64(stmt, 8));
+	if (pg_time_format_utc(sqlite3_column_int64(stmt, 8) * 1000, 0, when, sizeof(when)) < 0 &&
+	    pg_fmt(when, sizeof(when), "%lld", (long long)sqlite3_column_int64(stmt, 8)) < 0)
+		return false;
 	return vw_int(o, "id", stmt, 0) &&
 	       vw_text(o, "state", stmt, 1) &&
 	       vw_bool(o, "stale", sqlite3_column_type(stmt, 14) != SQLITE_NULL) &&
@@ -459,8 +460,9 @@ static bool fill_version(cJSON *o, sqlite3_stmt *stmt)
 {
 	char when[PG_TIME_UTC_MAX];
 
-	if (pg_time_format_utc(sqlite3_column_int64(stmt, 3) * 1000, 0, when, sizeof(when)) < 0)
-		snprintf(when, sizeof(when), "%lld", (long long)sqlite3_column_int64(stmt, 3));
+	if (pg_time_format_utc(sqlite3_column_int64(stmt, 3) * 1000, 0, when, sizeof(when)) < 0 &&
+	    pg_fmt(when, sizeof(when), "%lld", (long long)sqlite3_column_int64(stmt, 3)) < 0)
+		return false;
 	return vw_int(o, "id", stmt, 0) &&
 	       vw_int(o, "version", stmt, 1) &&
 	       vw_text(o, "state", stmt, 2) &&

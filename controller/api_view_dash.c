@@ -4,10 +4,10 @@
 #include "api_view.h"
 #include "api_view_int.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "sched.h"
 #include "trees.h"
 #include "verdict_pass.h"
@@ -194,14 +194,14 @@ static int queue_waiting(struct store *st, const struct profile_set *ps, cJSON *
 	char why[512];
 
 	if (num(job, "priority") < 0) {
-		snprintf(why, sizeof(why), "held back (priority %lld)",
-			 (long long)num(job, "priority"));
+		pg_fmt_cut(why, sizeof(why), "held back (priority %lld)",
+			   (long long)num(job, "priority"));
 	} else if (sqlite3_column_type(stmt, JOB_NCOLUMNS) != SQLITE_NULL) {
 		bool on = sqlite3_column_int(stmt, JOB_NCOLUMNS + 1) != 0;
 
-		snprintf(why, sizeof(why), "follow-up round: waits for %.64s, which ran the first "
-			 "round (%s)", vw_col_text(stmt, JOB_NCOLUMNS),
-			 on ? "online" : "offline or disabled");
+		pg_fmt_cut(why, sizeof(why), "follow-up round: waits for %.64s, which ran the "
+			   "first round (%s)", vw_col_text(stmt, JOB_NCOLUMNS),
+			   on ? "online" : "offline or disabled");
 	} else {
 		for (size_t i = 0; i < *n_seen && !a; i++)
 			if (!strcmp(seen[i].name, hc))
@@ -210,21 +210,25 @@ static int queue_waiting(struct store *st, const struct profile_set *ps, cJSON *
 			a = *n_seen < QUEUE_CLASSES ? &seen[*n_seen].a : &one;
 			if (sched_class_agents(st, ps, hc, now, window, a, err) < 0)
 				return -1;
-			if (*n_seen < QUEUE_CLASSES)
-				snprintf(seen[(*n_seen)++].name, sizeof(seen[0].name), "%s", hc);
+			if (*n_seen < QUEUE_CLASSES) {
+				if (pg_fmt(seen[*n_seen].name, sizeof(seen[0].name), "%s", hc) < 0)
+					return pg_err_set(err, PG_EINVAL, "host class '%.64s...': "
+							  "too long", hc);
+				(*n_seen)++;
+			}
 		}
 		if (!a->enabled)
-			snprintf(why, sizeof(why), "no enabled agent has the labels of host class "
-				 "%.64s", hc);
+			pg_fmt_cut(why, sizeof(why), "no enabled agent has the labels of host "
+				   "class %.64s", hc);
 		else if (!a->online)
-			snprintf(why, sizeof(why), "no agent of host class %.64s is online (%d "
-				 "enabled)", hc, a->enabled);
+			pg_fmt_cut(why, sizeof(why), "no agent of host class %.64s is online (%d "
+				   "enabled)", hc, a->enabled);
 		else if (a->busy >= a->online)
-			snprintf(why, sizeof(why), "all %d online agents of host class %.64s are "
-				 "busy", a->online, hc);
+			pg_fmt_cut(why, sizeof(why), "all %d online agents of host class %.64s "
+				   "are busy", a->online, hc);
 		else
-			snprintf(why, sizeof(why), "next for host class %.64s: %d of %d agents free",
-				 hc, a->online - a->busy, a->online);
+			pg_fmt_cut(why, sizeof(why), "next for host class %.64s: %d of %d agents "
+				   "free", hc, a->online - a->busy, a->online);
 	}
 	return cJSON_AddStringToObject(job, "waiting", why) ? 0 : nomem(err, "queue");
 }

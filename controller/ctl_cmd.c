@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "conffile.h"
 #include "ctl_out.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
@@ -233,13 +234,14 @@ static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 		const cJSON *job = cJSON_GetObjectItem(a, "job");
 		char when[PG_TIME_UTC_MAX] = "never", jobtext[64] = "-";
 
+		/* Cells of a table for people: a long one is cut, visibly. */
 		if (cJSON_IsNumber(seen) &&
 		    pg_time_format_utc((int64_t)seen->valuedouble * 1000, 0, when, sizeof(when)) < 0)
-			snprintf(when, sizeof(when), "%.0f", seen->valuedouble);
+			pg_fmt_cut(when, sizeof(when), "%.0f", seen->valuedouble);
 		if (cJSON_IsObject(job))
-			snprintf(jobtext, sizeof(jobtext), "%.0f %s",
-				 cJSON_GetNumberValue(cJSON_GetObjectItem(job, "id")),
-				 cJSON_GetStringValue(cJSON_GetObjectItem(job, "state")));
+			pg_fmt_cut(jobtext, sizeof(jobtext), "%.0f %s",
+				   cJSON_GetNumberValue(cJSON_GetObjectItem(job, "id")),
+				   cJSON_GetStringValue(cJSON_GetObjectItem(job, "state")));
 		pg_buf_reset(&labels);
 		if (ctl_agent_print_labels(cJSON_GetObjectItem(a, "labels"), &labels) < 0 ||
 		    pg_buf_printf(&rows, "%-20s %-8s %-21s %-24s %s\n",

@@ -3,12 +3,12 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "conffile.h"
+#include "fmt.h"
 #include "json.h"
 #include "log.h"
 #include "sched.h"
@@ -724,8 +724,10 @@ char *ctl_api_url(const struct ctl_api *a)
 		return NULL;
 	n = strlen(a->listen) + sizeof("http://");
 	url = malloc(n);
-	if (url)
-		snprintf(url, n, "http://%s", a->listen);
+	if (url && pg_fmt(url, n, "http://%s", a->listen) < 0) {
+		free(url);
+		url = NULL;
+	}
 	return url;
 }
 

@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "conffile.h"
 #include "ctl_out.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "intake_src.h"
 #include "json.h"
@@ -144,7 +145,11 @@ int ctl_intake_pass(const struct ctl_config *cfg, struct intake *in,
 
 		if (!loc)
 			return pg_err_set(err, PG_ENOMEM, "out of memory");
-		snprintf(name, sizeof(name), "inbox:%s", loc);
+		if (pg_fmt(name, sizeof(name), "inbox:%s", loc) < 0) {
+			pg_err_set(err, PG_EINVAL, "inbox %.200s...: too long", loc);
+			free(loc);
+			return -1;
+		}
 		rc = ctl_intake_one(cfg, in, 0, name, loc, NULL, stop, err);
 		free(loc);
 		if (rc < 0)
@@ -156,7 +161,11 @@ int ctl_intake_pass(const struct ctl_config *cfg, struct intake *in,
 
 		if (!loc)
 			return pg_err_set(err, PG_ENOMEM, "out of memory");
-		snprintf(name, sizeof(name), "mbox:%s", loc);
+		if (pg_fmt(name, sizeof(name), "mbox:%s", loc) < 0) {
+			pg_err_set(err, PG_EINVAL, "mbox %.200s...: too long", loc);
+			free(loc);
+			return -1;
+		}
 		rc = ctl_intake_one(cfg, in, 1, name, loc, NULL, stop, err);
 		free(loc);
 		if (rc < 0)

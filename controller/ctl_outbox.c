@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "ctl_out.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"
@@ -182,20 +183,19 @@ static int print_row(const cJSON *o, struct pg_buf *out)
 	int64_t next = int_of(o, "next_try");
 
 	if (strcmp(str_of(o, "delivery"), "queued") == 0 && next >= 0 &&
-	    pg_time_format_utc(next * 1000, 0, when, sizeof(when)) < 0)
-		snprintf(when, sizeof(when), "%" PRId64, next);
+	    pg_time_format_utc(next * 1000, 0, when, sizeof(when)) < 0 &&
+	    pg_fmt(when, sizeof(when), "%" PRId64, next) < 0)
+		return -1;
+	/* Shortened on purpose, visibly and never inside a character. */
 	if (check && int_of(o, "pw_patch") > 0)
-		snprintf(what, sizeof(what), "%s patch %" PRId64 " (pw %" PRId64 ")",
-			 str_of(o, "state"), int_of(o, "patch"), int_of(o, "pw_patch"));
+		pg_fmt_cut(what, sizeof(what), "%s patch %" PRId64 " (pw %" PRId64 ")",
+			   str_of(o, "state"), int_of(o, "patch"), int_of(o, "pw_patch"));
 	else if (check)
-		snprintf(what, sizeof(what), "%s patch %" PRId64 " (pw ?)", str_of(o, "state"),
-			 int_of(o, "patch"));
+		pg_fmt_cut(what, sizeof(what), "%s patch %" PRId64 " (pw ?)", str_of(o, "state"),
+			   int_of(o, "patch"));
 	else
-		snprintf(what, sizeof(what), "%s", str_of(o, "subject"));
-	/* Shortened on purpose, but never inside a character. */
-	what[pg_utf8_cut(what, strlen(what))] = '\0';
-	snprintf(resp, sizeof(resp), "%s", r);
-	resp[pg_utf8_cut(resp, strlen(resp))] = '\0';
+		pg_fmt_cut(what, sizeof(what), "%s", str_of(o, "subject"));
+	pg_fmt_cut(resp, sizeof(resp), "%s", r);
 	return pg_buf_printf(out, "%-5s %-6" PRId64 " %-9s %-8" PRId64 " %-21s %-6" PRId64
 			     " %-28s %-30s %s\n", str_of(o, "kind"), int_of(o, "id"),
 			     str_of(o, "delivery"), int_of(o, "attempts"), when, int_of(o, "run"),

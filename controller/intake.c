@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "mail.h"
 #include "series.h"
@@ -18,8 +19,9 @@ void intake_count_reason(struct intake_stats *s, const char *reason)
 	size_t i;
 
 	/* Group by the reason's text without message-specific details after
-	 * a parenthesis, so that "line 3" and "line 7" do not split groups. */
-	snprintf(text, sizeof(text), "%s", reason);
+	 * a parenthesis, so that "line 3" and "line 7" do not split groups.
+	 * A long one is cut: the same start groups the same. */
+	pg_fmt_cut(text, sizeof(text), "%s", reason);
 	text[strcspn(text, "(")] = '\0';
 	for (i = strlen(text); i > 0 && text[i - 1] == ' '; i--)
 		text[i - 1] = '\0';
@@ -100,8 +102,8 @@ int intake_message(struct intake *in, const struct intake_origin *from,
 	if (len > in->max_message) {
 		char reason[96];
 
-		snprintf(reason, sizeof(reason), "mail larger than %zu bytes (%zu)",
-			 in->max_message, len);
+		pg_fmt_cut(reason, sizeof(reason), "mail larger than %zu bytes (%zu)",
+			   in->max_message, len);
 		rc = intake_reject(in, from, raw, len, reason, err);
 		goto out;
 	}

@@ -8,9 +8,9 @@
  */
 #include "intake_src.h"
 
-#include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "inbox.h"
 #include "log.h"
 
@@ -47,7 +47,9 @@ static int inbox_on_message(const struct pg_inbox_msg *msg, void *arg, struct pg
 			return -1;
 		p->in_tx = true;
 	}
-	snprintf(pos, sizeof(pos), "%d:%s", msg->epoch, msg->oid);
+	if (pg_fmt(pos, sizeof(pos), "%d:%s", msg->epoch, msg->oid) < 0)
+		return pg_err_set(err, PG_EINVAL, "epoch %d, message %.64s: position too long",
+				  msg->epoch, msg->oid);
 	memset(&from, 0, sizeof(from));
 	from.source_id = p->source_id;
 	from.position = pos;
@@ -103,7 +105,10 @@ int intake_inbox(struct intake *in, const struct intake_src *src,
 	for (size_t i = 0; i < n_epochs && !(stop && *stop); i++) {
 		char cursor[PG_INBOX_OID_HEXSZ + 1];
 
-		snprintf(p.scope, sizeof(p.scope), "epoch:%d", epochs[i]);
+		if (pg_fmt(p.scope, sizeof(p.scope), "epoch:%d", epochs[i]) < 0) {
+			pg_err_set(err, PG_EINVAL, "epoch %d: cursor scope too long", epochs[i]);
+			goto out;
+		}
 		if (intake_cursor_get(in, p.source_id, p.scope, cursor, sizeof(cursor), err) < 0)
 			goto out;
 		if (pg_inbox_walk(ib, epochs[i], cursor, inbox_on_message, &p, &res, err) < 0)

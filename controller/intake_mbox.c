@@ -10,11 +10,11 @@
  */
 #include "intake_src.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "api_auth.h"
 #include "buf.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "log.h"
 #include "mbox.h"
@@ -48,7 +48,10 @@ static int mbox_on_message(const char *msg, size_t len, void *arg)
 	if (api_sha256_hex(msg, len, digest, p->err) < 0)
 		goto fail;
 	/* 16 hex digits: the ordinal already separates a file's mails. */
-	snprintf(pos, sizeof(pos), "msg:%zu:%.16s", p->index++, digest);
+	if (pg_fmt(pos, sizeof(pos), "msg:%zu:%.16s", p->index++, digest) < 0) {
+		pg_err_set(p->err, PG_EINVAL, "mail %zu: position too long", p->index - 1);
+		goto fail;
+	}
 	memset(&from, 0, sizeof(from));
 	from.source_id = p->source_id;
 	from.position = pos;

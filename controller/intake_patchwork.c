@@ -19,11 +19,11 @@
 #include "intake_src.h"
 
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "log.h"
 #include "mbox.h"
 #include "patchwork.h"
@@ -113,7 +113,8 @@ static int pw_done(struct pw_pass *p, const struct pg_pw_event *ev, struct pg_er
 {
 	char pos[32];
 
-	snprintf(pos, sizeof(pos), "%" PRId64, ev->date_ms);
+	if (pg_fmt(pos, sizeof(pos), "%" PRId64, ev->date_ms) < 0)
+		return pg_err_set(err, PG_EINVAL, "event %" PRId64 ": cursor too long", ev->id);
 	if (store_run(p->in->st, "mark event seen",
 		      "INSERT OR IGNORE INTO source_events (source_id, event_id, category, seen_at)"
 		      " VALUES (?1, ?2, ?3, strftime('%s', 'now'))",
@@ -161,21 +162,27 @@ static int pw_series(struct pw_pass *p, const struct pg_pw_event *ev, struct pg_
 	/* The cover first, so that patches find the thread it starts. */
 	if (s.has_cover) {
 		pg_buf_init(&mails[n].raw, p->in->max_message);
-		snprintf(mails[n].position, sizeof(mails[n].position), "pw:cover:%" PRId64,
-			 s.cover.id);
+		if (pg_fmt(mails[n].position, sizeof(mails[n].position), "pw:cover:%" PRId64,
+			   s.cover.id) < 0) {
+			pg_err_set(err, PG_EINVAL, "cover %" PRId64 ": position too long",
+				   s.cover.id);
+			goto out;
+		}
 		if (pw_download(p, s.cover.mbox_url, &mails[n], err) < 0)
 			goto out;
 		n++;
 	}
 	for (size_t i = 0; i < s.npatches; i++, n++) {
 		pg_buf_init(&mails[n].raw, p->in->max_message);
-		snprintf(mails[n].position, sizeof(mails[n].position), "pw:patch:%" PRId64,
-			 s.patches[i].id);
-		mails[n].pw_patch_id = s.patches[i].id;
-		if (pw_download(p, s.patches[i].mbox_url, &mails[n], err) < 0) {
-			n++;
+		if (pg_fmt(mails[n].position, sizeof(mails[n].position), "pw:patch:%" PRId64,
+			   s.patches[i].id) < 0) {
+			pg_err_set(err, PG_EINVAL, "patch %" PRId64 ": position too long",
+				   s.patches[i].id);
 			goto out;
 		}
+		mails[n].pw_patch_id = s.patches[i].id;
+		if (pw_download(p, s.patches[i].mbox_url, &mails[n], err) < 0)
+			goto out;
 	}
 	if (store_begin(p->in->st, err) < 0)
 		goto out;
@@ -201,7 +208,9 @@ out:
 		store_rollback(p->in->st);
 	if (rc < 0)
 		pg_err_prefix(err, "series %" PRId64, ev->series_id);
-	for (size_t i = 0; mails && i < n; i++)
+	/* Every slot, not only the n read whole: a download that failed
+	 * half-way may have filled one (calloc'd: the others are empty). */
+	for (size_t i = 0; mails && i < s.npatches + 1; i++)
 		pg_buf_release(&mails[i].raw);
 	free(mails);
 	pg_pw_series_release(&s);
@@ -232,7 +241,11 @@ static int pw_comment(struct pw_pass *p, const struct pg_pw_event *ev, struct pg
 
 		/* Patches carry Patchwork's id; a cover is known by the
 		 * position its mail was stored under. */
-		snprintf(position, sizeof(position), "pw:cover:%" PRId64, ev->cover_id);
+		if (pg_fmt(position, sizeof(position), "pw:cover:%" PRId64, ev->cover_id) < 0) {
+			pg_err_set(err, PG_EINVAL, "cover %" PRId64 ": position too long",
+				   ev->cover_id);
+			goto out;
+		}
 		if (ev->patch_id ?
 		    store_query_int(p->in->st, "find series of Patchwork patch",
 				    "SELECT p.series_id FROM patches p JOIN series s ON s.id = p.series_id"
@@ -310,7 +323,10 @@ int intake_patchwork(struct intake *in, const struct intake_src *src,
 		if (stop && *stop)
 			break;
 		p.category = pw_categories[i];
-		snprintf(p.scope, sizeof(p.scope), "events:%s", p.category);
+		if (pg_fmt(p.scope, sizeof(p.scope), "events:%s", p.category) < 0) {
+			pg_err_set(err, PG_EINVAL, "events %s: cursor scope too long", p.category);
+			goto out;
+		}
 		if (intake_cursor_get(in, p.source_id, p.scope, cursor, sizeof(cursor), err) < 0)
 			goto out;
 		if (*cursor)

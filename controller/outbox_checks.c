@@ -7,10 +7,10 @@
 #include "outbox_int.h"
 
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "log.h"
 #include "series.h"
@@ -244,8 +244,8 @@ static int record_failed(struct outbox *ob, const struct check_row *r, long code
 /* What a row is, for log lines. */
 static void row_name(const struct check_row *r, char *out, size_t outlen)
 {
-	snprintf(out, outlen, "check %" PRId64 " (run %" PRId64 ", %s %s, Patchwork patch %"
-		 PRId64 ")", r->id, r->run_id, r->context, r->state_name, r->pw_patch_id);
+	pg_fmt_cut(out, outlen, "check %" PRId64 " (run %" PRId64 ", %s %s, Patchwork patch %"
+		   PRId64 ")", r->id, r->run_id, r->context, r->state_name, r->pw_patch_id);
 }
 
 /* A try that can be retried: record it, count it, say so. */
@@ -310,14 +310,14 @@ static int patch_id_known(struct outbox *ob, struct check_row *r, struct pg_err 
 	}
 	now = outbox_now_s();
 	if (rc == 0)
-		snprintf(why, sizeof(why), "waiting: patch <%.400s> is not on Patchwork yet",
-			 r->msgid);
+		pg_fmt_cut(why, sizeof(why), "waiting: patch <%.400s> is not on Patchwork yet",
+			   r->msgid);
 	else
-		snprintf(why, sizeof(why), "waiting: looking up patch <%.400s> on Patchwork: %s",
-			 r->msgid, nerr.msg);
+		pg_fmt_cut(why, sizeof(why), "waiting: looking up patch <%.400s> on Patchwork: %s",
+			   r->msgid, nerr.msg);
 	if (now - r->created_at >= OUTBOX_LOOKUP_GIVE_UP_S) {
-		snprintf(why, sizeof(why), "patch <%.400s> was not found on Patchwork in %d days",
-			 r->msgid, OUTBOX_LOOKUP_GIVE_UP_S / 86400);
+		pg_fmt_cut(why, sizeof(why), "patch <%.400s> was not found on Patchwork in %d days",
+			   r->msgid, OUTBOX_LOOKUP_GIVE_UP_S / 86400);
 		return give_up(ob, r, 0, why, why, err) < 0 ? -1 : 0;
 	}
 	wait = ob->max_backoff_s < OUTBOX_LOOKUP_WAIT_MAX_S ? ob->max_backoff_s :
@@ -377,7 +377,8 @@ static int find_lost(struct outbox *ob, const struct check_row *r, struct pg_err
 	 * is that row's (a recheck), not this one's. */
 	if (found <= settled)
 		return 0;
-	snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"found\":true}", found);
+	if (pg_fmt(body, sizeof(body), "{\"id\":%" PRId64 ",\"found\":true}", found) < 0)
+		return pg_err_set(err, PG_EINVAL, "check %" PRId64 ": response too long", r->id);
 	if (record_sent(ob, r, 200, body, err) < 0)
 		return -1;
 	ob->stats.checks_found++;
@@ -425,7 +426,10 @@ static int deliver(struct outbox *ob, struct check_row *r, struct pg_err *err)
 			     r->target_url, &res, &nerr) == 0) {
 		char body[64];
 
-		snprintf(body, sizeof(body), "{\"id\":%" PRId64 "}", res.check_id);
+		if (pg_fmt(body, sizeof(body), "{\"id\":%" PRId64 "}", res.check_id) < 0) {
+			pg_err_set(err, PG_EINVAL, "check %" PRId64 ": response too long", r->id);
+			goto out;
+		}
 		rc = record_sent(ob, r, res.status, res.body.len ? pg_buf_str(&res.body) : body,
 				 err);
 		if (rc == 0) {
@@ -435,7 +439,7 @@ static int deliver(struct outbox *ob, struct check_row *r, struct pg_err *err)
 		}
 		goto out;
 	}
-	snprintf(why, sizeof(why), "%s", nerr.msg);
+	pg_fmt_cut(why, sizeof(why), "%s", nerr.msg);
 	if (outbox_check_outcome(-1, nerr.code) == OUTBOX_RETRY)
 		rc = try_again(ob, r, res.status, answer_text(&res, &nerr), res.retry_after_ms, why,
 			       err);

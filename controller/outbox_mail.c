@@ -8,11 +8,11 @@
 
 #include <ctype.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "fmt.h"
 #include "log.h"
 
 /* ---- pure parts ------------------------------------------------------ */
@@ -258,7 +258,8 @@ static int drop_cc(struct outbox *ob, struct mail_row *r, const char *why, struc
 
 	if (outbox_mail_strip_cc(r->body, strlen(r->body), &b, err) < 0)
 		goto out;
-	snprintf(note, sizeof(note), "Cc %s refused, sent again without it: %s", r->cc_addrs, why);
+	pg_fmt_cut(note, sizeof(note), "Cc %s refused, sent again without it: %s", r->cc_addrs,
+		   why);
 	if (outbox_tx_run(ob->st, "drop a refused Cc",
 			  "UPDATE email_outbox SET body = ?2, cc_addrs = '', response = ?3"
 			  " WHERE id = ?1 AND delivery = 'queued'",

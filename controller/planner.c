@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "log.h"
 #include "outbox.h"
@@ -38,7 +39,7 @@ void planner_note(struct notes *ns, const char *fmt, ...)
 	if (ns->n == MAX_NOTES)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(ns->text[ns->n++], NOTE_MAX, fmt, ap);
+	pg_vfmt_cut(ns->text[ns->n++], NOTE_MAX, fmt, ap);
 	va_end(ap);
 }
 
@@ -120,9 +121,9 @@ static int cancel_series(struct planner *pl, int64_t now, int64_t series_id,
 			   STORE_ARGS(STORE_INT(series_id)), &newer, err) < 0)
 		return -1;
 	if (newer)
-		snprintf(why, sizeof(why), "superseded by series %lld", (long long)newer);
+		pg_fmt_cut(why, sizeof(why), "superseded by series %lld", (long long)newer);
 	else
-		snprintf(why, sizeof(why), "superseded by a newer version");
+		pg_fmt_cut(why, sizeof(why), "superseded by a newer version");
 	/* The scheduler owns job states: its cancellation also ends the
 	 * open attempts and the unfinished runs. */
 	if (sched_cancel_series_tx(pl->st, series_id, why, now, &count, err) < 0)
@@ -255,7 +256,11 @@ static int load_series(struct store *st, int64_t id, struct series_info **out,
 		goto out;
 	}
 	state = (const char *)sqlite3_column_text(stmt, 2);
-	snprintf(si->state, sizeof(si->state), "%s", state ? state : "");
+	if (pg_fmt(si->state, sizeof(si->state), "%s", state ? state : "") < 0) {
+		pg_err_set(err, PG_EINVAL, "%s %lld: state '%.32s...' too long", what,
+			   (long long)id, state);
+		goto out;
+	}
 	si->version = sqlite3_column_int64(stmt, 3);
 	si->total = sqlite3_column_int64(stmt, 4);
 	si->completed_at = sqlite3_column_int64(stmt, 5);
@@ -557,7 +562,7 @@ static enum plan_result plan(struct pass *p, int64_t series_id, const struct rec
 			goto out;
 	if (dropped.len && pg_buf_printf(&why, "contexts not in the profiles: %.1000s",
 					 pg_buf_str(&dropped)) < 0) {
-		pg_err_set(&err, PG_ENOMEM, "out of memory");
+		pg_buf_err(&why, &err, "the contexts a recheck names");
 		goto out;
 	}
 	if (commit_plan(p, si, rq, groups, n_groups, pg_buf_str(&why), &planned, &pc, &err) < 0)

@@ -3,19 +3,20 @@
 #include "planner_int.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "series.h"
 
+/* For log lines and notes: a long reference is cut, visibly. */
 static void dep_name(const char *kind, const char *ref, char *out, size_t len)
 {
 	if (strcmp(kind, "msgid") == 0)
-		snprintf(out, len, "<%s>", ref);
+		pg_fmt_cut(out, len, "<%s>", ref);
 	else
-		snprintf(out, len, "%s-%s", kind, ref);
+		pg_fmt_cut(out, len, "%s-%s", kind, ref);
 }
 
 struct dep_row {
@@ -54,7 +55,10 @@ static int load_dep_rows(struct store *st, int64_t owner, struct dep_row **rows,
 		if (PG_GROW(*rows, cap, *n + 1) < 0)
 			goto nomem;
 		r = &(*rows)[*n];
-		snprintf(r->kind, sizeof(r->kind), "%s", kind ? kind : "");
+		if (pg_fmt(r->kind, sizeof(r->kind), "%s", kind ? kind : "") < 0) {
+			pg_err_set(err, PG_EINVAL, "%s: kind '%.16s...' too long", what, kind);
+			goto out;
+		}
 		r->dep = sqlite3_column_int64(stmt, 2);
 		if (planner_col_dup(stmt, 1, &r->ref) < 0 || !r->ref)
 			goto nomem;
@@ -98,7 +102,9 @@ static int add_dep(struct dep_walk *w, const char *kind, const char *ref, int64_
 		return 0;
 	}
 	d = &si->deps[si->n_deps];
-	snprintf(d->kind, sizeof(d->kind), "%s", kind);
+	/* Cannot fail: kind is a struct dep_row's, of the same size. */
+	if (pg_fmt(d->kind, sizeof(d->kind), "%s", kind) < 0)
+		return -1;
 	d->ref = strdup(ref);
 	if (!d->ref)
 		return -1;
@@ -153,8 +159,8 @@ static int walk_deps(struct dep_walk *w, int64_t owner, struct pg_err *err)
 		if (!r->dep) {
 			if (!w->timed_out) {
 				if (!w->wait)
-					snprintf(w->waiting_for, sizeof(w->waiting_for),
-						 "%.160s (never seen)", name);
+					pg_fmt_cut(w->waiting_for, sizeof(w->waiting_for),
+						   "%.160s (never seen)", name);
 				w->wait = true;
 				continue;
 			}
@@ -182,10 +188,10 @@ static int walk_deps(struct dep_walk *w, int64_t owner, struct pg_err *err)
 		if (have < total) {
 			if (!w->timed_out) {
 				if (!w->wait)
-					snprintf(w->waiting_for, sizeof(w->waiting_for),
-						 "%.160s (series %lld, %lld of %lld patches)", name,
-						 (long long)r->dep, (long long)have,
-						 (long long)total);
+					pg_fmt_cut(w->waiting_for, sizeof(w->waiting_for),
+						   "%.160s (series %lld, %lld of %lld patches)",
+						   name, (long long)r->dep, (long long)have,
+						   (long long)total);
 				w->wait = true;
 				continue;
 			}

@@ -5,10 +5,10 @@
 #include "planner_int.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "log.h"
 
 static int tree_index(const struct profile_set *ps, const struct profile_tree *t)
@@ -59,8 +59,10 @@ static int previous_base(struct store *st, int64_t series_id, const char *tree,
 	if (row) {
 		const char *s = (const char *)sqlite3_column_text(stmt, 0);
 
-		if (s && trees_oid_valid(s))
-			snprintf(base, TREES_OID_HEX + 1, "%s", s);
+		if (s && trees_oid_valid(s) && pg_fmt(base, TREES_OID_HEX + 1, "%s", s) < 0) {
+			pg_err_set(err, PG_EINVAL, "%s: base commit '%.48s...' too long", what, s);
+			goto out;
+		}
 	}
 	rc = 0;
 out:

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "fmt.h"
 #include "sanitize.h"
 
 /* RFC 5322 2.1.1: lines SHOULD stay within 78 characters and MUST within
@@ -338,9 +339,18 @@ int report_mail_patch_url(const char *tmpl, int64_t patch_id, char *out, size_t 
 		size_t len = 1;
 
 		if (*p == '{') {
+			int n;
+
 			if (strncmp(p, key, sizeof(key) - 1) != 0)
 				goto bad;
-			len = (size_t)snprintf(piece, sizeof(piece), "%" PRId64, patch_id);
+			n = pg_fmt(piece, sizeof(piece), "%" PRId64, patch_id);
+			if (n < 0) {
+				if (outlen > 0)
+					out[0] = '\0';
+				return pg_err_set(err, PG_EINVAL, "patch URL: patch id %" PRId64
+						  " too long", patch_id);
+			}
+			len = (size_t)n;
 			add = piece;
 			p += sizeof(key) - 1;
 			ids++;
@@ -892,7 +902,8 @@ static int check_inputs(const struct report_mail *r, struct pg_err *err)
 	for (size_t i = 0; i < r->n_cc; i++) {
 		char field[32];
 
-		snprintf(field, sizeof(field), "cc[%zu]", i);
+		/* A name for error messages only. */
+		pg_fmt_cut(field, sizeof(field), "cc[%zu]", i);
 		if (check_addr(&r->cc[i], field, true, err) < 0)
 			return -1;
 	}

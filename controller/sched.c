@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "json.h"
 #include "timeutil.h"
 #include "vec.h"
@@ -186,7 +187,8 @@ static void sched_fmt_time(int64_t t, char out[PG_TIME_UTC_MAX])
 	if (t < INT64_MAX / 1000 && t > INT64_MIN / 1000 &&
 	    pg_time_format_utc(t * 1000, 0, out, PG_TIME_UTC_MAX) >= 0)
 		return;
-	snprintf(out, PG_TIME_UTC_MAX, "%lld", (long long)t);
+	/* Never cut: an int64 has at most 20 digits and a sign. */
+	pg_fmt_cut(out, PG_TIME_UTC_MAX, "%lld", (long long)t);
 }
 
 /* A *_tx step failed inside the transaction its wrapper opened: roll back
@@ -588,7 +590,7 @@ int sched_agent_classes(const char *labels_json, const struct profile_set *ps,
 		if (!profile_host_class_matches(hc, keys, values, n))
 			continue;
 		if (pg_buf_printf(classes, "%s%s,", classes->len ? "" : ",", hc->name) < 0) {
-			pg_err_set(err, PG_ENOMEM, "list host classes: out of memory");
+			pg_buf_err(classes, err, "list host classes");
 			goto out;
 		}
 	}
@@ -794,7 +796,7 @@ static int sched_take_back(struct store *st, int64_t agent_id, int64_t job_id,
 		return -1;
 	}
 	sched_fmt_time(now, when);
-	snprintf(note, sizeof(note), "taken back by a heartbeat at %s", when);
+	pg_fmt_cut(note, sizeof(note), "taken back by a heartbeat at %s", when);
 	if (store_run(st, "take lease back",
 		      "UPDATE jobs SET state = 'running', agent_id = ?2, lease_expires = ?3,"
 		      " outcome = NULL, outcome_detail = NULL, finished_at = NULL"
@@ -1025,8 +1027,8 @@ static int sched_finish(struct store *st, int64_t agent_id, int64_t job_id, int6
 	/* The host failed, not the patch: another attempt may succeed. */
 	if (attempt >= max_attempts)
 		return sched_give_up(st, job_id, now, err);
-	snprintf(detail, sizeof(detail), "attempt %lld reported infra-error%s%.256s",
-		 (long long)attempt, res->detail ? ": " : "", res->detail ? res->detail : "");
+	pg_fmt_cut(detail, sizeof(detail), "attempt %lld reported infra-error%s%.256s",
+		   (long long)attempt, res->detail ? ": " : "", res->detail ? res->detail : "");
 	return store_run(st, "requeue job",
 			 "UPDATE jobs SET state = 'queued', agent_id = NULL, lease_expires = NULL,"
 			 " outcome = NULL, outcome_detail = ?2, finished_at = NULL WHERE id = ?1",
@@ -1099,7 +1101,7 @@ int sched_result_tx(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 		goto conflict;
 	}
 	sched_fmt_time(now, when);
-	snprintf(note, sizeof(note), "result arrived at %s", when);
+	pg_fmt_cut(note, sizeof(note), "result arrived at %s", when);
 	if (sched_store_result(st, job_id, attempt, res, fingerprint, digest, now, err) < 0)
 		goto out;
 	/* A late result keeps the story of its attempt: the expiry, then the
@@ -1233,8 +1235,8 @@ int sched_expire(struct store *st, int64_t now, int64_t max_attempts,
 		char detail[sizeof(reason) + 32];
 
 		sched_fmt_time(e->lease_expires, when);
-		snprintf(reason, sizeof(reason), "lease expired at %s (no heartbeat from agent %s)",
-			 when, e->agent);
+		pg_fmt_cut(reason, sizeof(reason), "lease expired at %s (no heartbeat from agent "
+			   "%s)", when, e->agent);
 		if (store_run(st, "end expired attempt",
 			      "UPDATE attempts SET ended_at = ?3, outcome = 'expired', reason = ?4"
 			      " WHERE job_id = ?1 AND attempt = ?2",
@@ -1247,7 +1249,8 @@ int sched_expire(struct store *st, int64_t now, int64_t max_attempts,
 			failed++;
 			continue;
 		}
-		snprintf(detail, sizeof(detail), "attempt %lld: %s", (long long)e->attempt, reason);
+		pg_fmt_cut(detail, sizeof(detail), "attempt %lld: %s", (long long)e->attempt,
+			   reason);
 		if (store_run(st, "requeue expired job",
 			      "UPDATE jobs SET state = 'queued', agent_id = NULL, lease_expires = NULL,"
 			      " outcome_detail = ?2 WHERE id = ?1",
@@ -1575,7 +1578,10 @@ int sched_class_agents(struct store *st, const struct profile_set *ps, const cha
 	int rc = -1, row;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(needle, sizeof(needle), ",%.*s,", SCHED_NAME_MAX, host_class);
+	if (pg_fmt(needle, sizeof(needle), ",%.*s,", SCHED_NAME_MAX, host_class) < 0) {
+		pg_err_set(err, PG_EINVAL, "%s: host class '%.64s...' too long", what, host_class);
+		goto out;
+	}
 	if (store_prepare_cached(st, &stmt,
 				 "SELECT a.labels, a.enabled = 1 AND a.last_seen >= ?1,"
 				 " EXISTS (SELECT 1 FROM jobs j WHERE j.agent_id = a.id"

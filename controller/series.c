@@ -515,7 +515,7 @@ int series_recheck(struct intake *in, int64_t series_id, const char *origin, con
 		return 0;
 	for (size_t i = 0; i < ours.ncontexts; i++)
 		if (pg_buf_printf(&ctx, "%s%s", i ? "," : "", ours.contexts[i]) < 0) {
-			pg_err_set(err, PG_ENOMEM, "recheck contexts too long");
+			pg_buf_err(&ctx, err, "recheck contexts");
 			goto out;
 		}
 	req.series_id = series_id;

@@ -2,13 +2,13 @@
 #include "smtp.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <curl/curl.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "http.h"
 #include "token.h"
@@ -266,12 +266,20 @@ int smtp_send(const struct smtp_opts *opts, const char *mail_from,
 	}
 	x->p = msg;
 	x->left = len;
-	snprintf(from, sizeof(from), "<%s>", mail_from);
+	if (pg_fmt(from, sizeof(from), "<%s>", mail_from) < 0) {
+		pg_err_set(err, PG_EINVAL, "send mail via %s: sender '%.64s...' too long",
+			   opts->url, mail_from);
+		goto out;
+	}
 	for (size_t i = 0; i < n_rcpt; i++) {
 		char to[SMTP_ADDR_MAX + 3];
 		struct curl_slist *l;
 
-		snprintf(to, sizeof(to), "<%s>", rcpt[i]);
+		if (pg_fmt(to, sizeof(to), "<%s>", rcpt[i]) < 0) {
+			pg_err_set(err, PG_EINVAL, "send mail via %s: recipient '%.64s...' too "
+				   "long", opts->url, rcpt[i]);
+			goto out;
+		}
 		l = curl_slist_append(rcpts, to);
 		if (!l) {
 			pg_err_set(err, PG_ENOMEM, "send mail via %s: out of memory", opts->url);

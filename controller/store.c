@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "log.h"
 
 /* Prepared statements kept for reuse: preparing costs more than running
@@ -685,7 +686,7 @@ static void check_problem(struct check *c, const char *key, const char *msg)
 		p += len;
 	} while (*p++);
 	if (c->problems++ == 0) {
-		snprintf(c->first, sizeof(c->first), "%s: %s", key, msg);
+		pg_fmt_cut(c->first, sizeof(c->first), "%s: %s", key, msg);
 		for (char *q = c->first; (q = strchr(q, '\n')); )
 			*q = ' ';
 	}
@@ -773,10 +774,10 @@ static void check_foreign_keys(struct check *c)
 
 		if (++seen > CHECK_MAX_PROBLEMS)
 			continue;
-		snprintf(msg, sizeof(msg), "row %lld of %s points to a missing row of %s",
-			 (long long)sqlite3_column_int64(stmt, 1),
-			 table ? (const char *)table : "?",
-			 parent ? (const char *)parent : "?");
+		pg_fmt_cut(msg, sizeof(msg), "row %lld of %s points to a missing row of %s",
+			   (long long)sqlite3_column_int64(stmt, 1),
+			   table ? (const char *)table : "?",
+			   parent ? (const char *)parent : "?");
 		check_problem(c, "foreign_key_check", msg);
 	}
 	if (r < 0)
@@ -798,7 +799,8 @@ static void check_counts(struct check *c)
 		char key[64];
 		int64_t n;
 
-		snprintf(key, sizeof(key), "rows.%s", count_queries[i].table);
+		/* Never cut: the table names are ours, and short. */
+		pg_fmt_cut(key, sizeof(key), "rows.%s", count_queries[i].table);
 		if (store_query_int(c->st, "count rows", count_queries[i].sql,
 				    NULL, 0, &n, &err) < 0)
 			check_problem(c, key, err.msg);

@@ -5,10 +5,10 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "stats.h"
 #include "text.h"
 #include "verdict.h"
@@ -89,8 +89,8 @@ static int check_params(const struct verdict_params *p, struct pg_err *err)
 }
 
 /* Format into a fixed buffer.  Every text here is bounded by construction
- * (names are elided first); should one still not fit, it is cut, which is
- * what a fixed Patchwork field would do anyway. */
+ * (names are elided first); should one still not fit, it is cut, visibly,
+ * which is what a fixed Patchwork field would do anyway. */
 static void put(char *b, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void put(char *b, size_t len, const char *fmt, ...)
@@ -98,8 +98,7 @@ static void put(char *b, size_t len, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vsnprintf(b, len, fmt, ap) < 0 && len > 0)
-		b[0] = '\0';
+	pg_vfmt_cut(b, len, fmt, ap);
 	va_end(ap);
 }
 

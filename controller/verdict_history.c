@@ -8,11 +8,11 @@
 #include "verdict_int.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "changepoint.h"
+#include "fmt.h"
 #include "stats.h"
 #include "vec.h"
 #include "verdict_pass.h"
@@ -57,9 +57,11 @@ static int series_add(struct vp_series *s, const char *oid, double v, struct pg_
 	if (!c) {
 		if (PG_GROW(s->c, s->cap, s->n + 1) < 0)
 			return pg_err_set(err, PG_ENOMEM, "out of memory");
-		c = &s->c[s->n++];
+		c = &s->c[s->n];
 		memset(c, 0, sizeof(*c));
-		snprintf(c->oid, sizeof(c->oid), "%s", oid);
+		if (pg_fmt(c->oid, sizeof(c->oid), "%s", oid) < 0)
+			return pg_err_set(err, PG_EINVAL, "commit '%.48s...' too long", oid);
+		s->n++;
 	}
 	if (PG_GROW(c->v, c->cap, c->n + 1) < 0)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -89,7 +91,11 @@ static int series_read(struct store *st, const struct store_arg *args, struct vp
 	while (n < VP_HISTORY_ROWS && (step = store_step(q, VP_WHAT_HIST, err)) == 1) {
 		const char *oid = (const char *)sqlite3_column_text(q, 0);
 
-		snprintf(rows[n].oid, sizeof(rows[n].oid), "%s", oid ? oid : "");
+		if (pg_fmt(rows[n].oid, sizeof(rows[n].oid), "%s", oid ? oid : "") < 0) {
+			pg_err_set(err, PG_EINVAL, "%s: commit '%.48s...' too long", VP_WHAT_HIST,
+				   oid);
+			goto out;
+		}
 		rows[n].v = sqlite3_column_double(q, 1);
 		n++;
 	}
@@ -124,8 +130,9 @@ static int last_change(struct store *st, const struct store_arg *args, char *oid
 		return -1;
 	}
 	rc = store_step(q, what, err);
-	if (rc > 0)
-		snprintf(oid, len, "%s", (const char *)sqlite3_column_text(q, 0));
+	if (rc > 0 && pg_fmt(oid, len, "%s", (const char *)sqlite3_column_text(q, 0)) < 0)
+		rc = pg_err_set(err, PG_EINVAL, "%s: commit '%.48s...' too long", what,
+				(const char *)sqlite3_column_text(q, 0));
 	sqlite3_finalize(q);
 	return rc < 0 ? -1 : 0;
 }

@@ -6,10 +6,10 @@
 #include "verdict_int.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "jobspec.h"
 #include "json.h"
 #include "vec.h"
@@ -139,7 +139,11 @@ static int read_job(struct store *st, int64_t job_id, struct vp_job *j, struct p
 		goto fail;
 	}
 	/* Until a round says otherwise, the host is the job's last agent. */
-	snprintf(j->host, sizeof(j->host), "%s", (const char *)sqlite3_column_text(q, 15));
+	if (pg_fmt(j->host, sizeof(j->host), "%s", (const char *)sqlite3_column_text(q, 15)) < 0) {
+		pg_err_set(err, PG_EINVAL, "job %lld: agent name '%.64s...' too long",
+			   (long long)job_id, (const char *)sqlite3_column_text(q, 15));
+		goto fail;
+	}
 	j->host_agent_id = sqlite3_column_int64(q, 16);
 	j->has_verdict = sqlite3_column_type(q, 17) != SQLITE_NULL;
 	j->verdict_row = sqlite3_column_int64(q, 17);
@@ -187,9 +191,18 @@ static int read_rounds(struct store *st, struct vp_job *j, struct pg_err *err)
 		if (!o)
 			continue;
 		if (n + n_other == 0) {
-			snprintf(first, sizeof(first), "%s", o);
-			snprintf(j->host, sizeof(j->host), "%s",
-				 (const char *)sqlite3_column_text(q, 3));
+			const char *host = (const char *)sqlite3_column_text(q, 3);
+
+			if (pg_fmt(first, sizeof(first), "%s", o) < 0) {
+				pg_err_set(err, PG_EINVAL, "job %lld: outcome '%.32s...' too long",
+					   (long long)j->id, o);
+				goto out;
+			}
+			if (pg_fmt(j->host, sizeof(j->host), "%s", host) < 0) {
+				pg_err_set(err, PG_EINVAL, "job %lld: agent name '%.64s...' too "
+					   "long", (long long)j->id, host);
+				goto out;
+			}
 			j->host_agent_id = sqlite3_column_int64(q, 2);
 			j->already_applied = sqlite3_column_int(q, 4) != 0;
 		}

@@ -9,10 +9,10 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "log.h"
 #include "outbox.h"
@@ -60,8 +60,9 @@ static void stats_add(struct verdict_pass_stats *to, const struct verdict_pass_s
 /* "job 7 (run 3, CTX, release on lab-1)" */
 static void job_name(const struct vp_job *j, char *out, size_t len)
 {
-	snprintf(out, len, "job %lld (run %lld, %s, %s on %s)", (long long)j->id,
-		 (long long)j->run_id, j->context, j->build_mode, *j->host ? j->host : "(unknown)");
+	pg_fmt_cut(out, len, "job %lld (run %lld, %s, %s on %s)", (long long)j->id,
+		   (long long)j->run_id, j->context, j->build_mode,
+		   *j->host ? j->host : "(unknown)");
 }
 
 /* ---- contexts ----------------------------------------------------------- */
@@ -360,9 +361,9 @@ static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct p
 		pg_err_set(err, PG_ENOMEM, "follow-up spec: out of memory");
 		goto out;
 	}
-	snprintf(detail, sizeof(detail), "follow-up round %d: %d more run%s per side on %s (%s)",
-		 j->round + 1, j->out.more_repetitions, j->out.more_repetitions == 1 ? "" : "s",
-		 j->host, j->out.summary);
+	pg_fmt_cut(detail, sizeof(detail), "follow-up round %d: %d more run%s per side on %s (%s)",
+		   j->round + 1, j->out.more_repetitions, j->out.more_repetitions == 1 ? "" : "s",
+		   j->host, j->out.summary);
 	if (sched_job_requeue_pinned_tx(vp->st, j->id, text, j->host_agent_id, detail,
 					j->round == 0, err) < 0)
 		goto out;
@@ -393,7 +394,7 @@ static int followup_stale(struct verdict_pass *vp, const struct vp_job *j, int64
 		return -1;
 	}
 	if (rc == 0) {
-		snprintf(why, len, "its agent is gone");
+		pg_fmt_cut(why, len, "its agent is gone");
 	} else {
 		const char *name = (const char *)sqlite3_column_text(q, 0);
 		int64_t seen = sqlite3_column_int64(q, 2);
@@ -402,12 +403,12 @@ static int followup_stale(struct verdict_pass *vp, const struct vp_job *j, int64
 		if (seen > 0)
 			pg_time_format_utc(seen * 1000, 0, when, sizeof(when));
 		if (!sqlite3_column_int(q, 1))
-			snprintf(why, len, "agent %s is disabled", name);
+			pg_fmt_cut(why, len, "agent %s is disabled", name);
 		else if (seen < now - vp->pin_wait_s)
-			snprintf(why, len, "agent %s not seen since %s", name, when);
+			pg_fmt_cut(why, len, "agent %s not seen since %s", name, when);
 		else if (j->last_ended > 0 && j->last_ended < now - vp->pin_max_wait_s)
-			snprintf(why, len, "agent %s did not take it within %lld s", name,
-				 (long long)vp->pin_max_wait_s);
+			pg_fmt_cut(why, len, "agent %s did not take it within %lld s", name,
+				   (long long)vp->pin_max_wait_s);
 	}
 	sqlite3_finalize(q);
 	return 0;

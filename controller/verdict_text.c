@@ -6,10 +6,10 @@
 #include "verdict_int.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "jobspec.h"
 #include "json.h"
 #include "log.h"
@@ -21,7 +21,7 @@ void vp_say(struct pg_buf *lines, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	pg_vfmt_cut(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	/* Lines are a courtesy: a full buffer loses lines, not decisions. */
 	(void)pg_buf_printf(lines, "%s\n", line);

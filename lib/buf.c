@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
+
 void pg_buf_init(struct pg_buf *b, size_t max)
 {
 	b->data = NULL;
@@ -76,6 +78,7 @@ int pg_buf_vprintf(struct pg_buf *b, const char *fmt, va_list ap)
 	}
 	if (pg_buf_grow(b, (size_t)n) < 0)
 		return -1;
+	/* Measured above, and grown to fit: it cannot be cut. */
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
 	return 0;
@@ -135,4 +138,20 @@ char *pg_buf_detach(struct pg_buf *b, size_t *len)
 const char *pg_buf_str(const struct pg_buf *b)
 {
 	return b->data ? b->data : "";
+}
+
+int pg_buf_err(const struct pg_buf *b, struct pg_err *err, const char *fmt, ...)
+{
+	int e = errno;
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	pg_vfmt_cut(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (e == E2BIG)
+		return pg_err_set(err, PG_ETOOBIG, "%s: over the %zu-byte limit", what, b->max);
+	if (e == EINVAL)
+		return pg_err_set(err, PG_EINVAL, "%s: invalid format", what);
+	return pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
 }

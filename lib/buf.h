@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 struct pg_buf {
 	char *data;	/* NULL until the first append */
 	size_t len;	/* bytes used, excluding the terminating NUL */
@@ -31,6 +33,14 @@ struct pg_buf {
 
 /* Initialise in place (same as PG_BUF_INIT). */
 void pg_buf_init(struct pg_buf *b, size_t max);
+
+/* After a pg_buf call returned -1: err set from its errno as the rest of
+ * perfgate reports, "WHAT: over the N-byte limit" (PG_ETOOBIG, for
+ * E2BIG), "WHAT: invalid format" (PG_EINVAL) or "WHAT: out of memory"
+ * (PG_ENOMEM), WHAT a printf format.  Returns -1, so that
+ * `return pg_buf_err(&b, err, "...")` reads naturally. */
+int pg_buf_err(const struct pg_buf *b, struct pg_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Append n bytes.  Returns 0, or -1 with errno = E2BIG when the result
  * would exceed `max` (nothing is appended then) or ENOMEM. */

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
+
 int pg_err_set(struct pg_err *err, enum pg_errcode code, const char *fmt, ...)
 {
 	va_list ap;
@@ -14,7 +16,7 @@ int pg_err_set(struct pg_err *err, enum pg_errcode code, const char *fmt, ...)
 		return -1;
 	err->code = code;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	pg_vfmt_cut(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -29,10 +31,10 @@ int pg_err_errno(struct pg_err *err, const char *fmt, ...)
 		return -1;
 	err->code = PG_EIO;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	pg_vfmt_cut(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 	len = strlen(err->msg);
-	snprintf(err->msg + len, sizeof(err->msg) - len, ": %s", strerror(saved));
+	pg_fmt_cut(err->msg + len, sizeof(err->msg) - len, ": %s", strerror(saved));
 	errno = saved;
 	return -1;
 }
@@ -47,10 +49,10 @@ void pg_err_prefix(struct pg_err *err, const char *fmt, ...)
 		return;
 	memcpy(old, err->msg, sizeof(old));
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	pg_vfmt_cut(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 	len = strlen(err->msg);
-	snprintf(err->msg + len, sizeof(err->msg) - len, ": %s", old);
+	pg_fmt_cut(err->msg + len, sizeof(err->msg) - len, ": %s", old);
 }
 
 void pg_err_clear(struct pg_err *err)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "fsutil.h"
 #include "log.h"
 #include "timeutil.h"
@@ -41,7 +42,7 @@ int pg_git_fail(struct pg_err *err, enum pg_errcode code, int rc, const char *fm
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	pg_vfmt_cut(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	if (e && e->message)
 		return pg_err_set(err, code, "%s: %s", what, e->message);
@@ -63,7 +64,7 @@ void pg_git_progress_label(struct pg_git_progress *p, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(p->label, sizeof(p->label), fmt, ap);
+	pg_vfmt_cut(p->label, sizeof(p->label), fmt, ap);
 	va_end(ap);
 	memset(&p->last, 0, sizeof(p->last));
 }

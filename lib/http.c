@@ -9,6 +9,7 @@
 
 #include <curl/curl.h>
 
+#include "fmt.h"
 #include "timeutil.h"
 
 #ifndef PG_VERSION
@@ -280,12 +281,12 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *userp)
 	if (pg_buf_add(&x->resp->body, data, n) < 0) {
 		if (errno == E2BIG) {
 			x->fail = PG_ETOOBIG;
-			snprintf(x->fail_msg, sizeof(x->fail_msg),
-				 "response body over %zu bytes", x->resp->body.max);
+			pg_fmt_cut(x->fail_msg, sizeof(x->fail_msg),
+				    "response body over %zu bytes", x->resp->body.max);
 		} else {
 			x->fail = PG_ENOMEM;
-			snprintf(x->fail_msg, sizeof(x->fail_msg),
-				 "out of memory for the response body");
+			pg_fmt_cut(x->fail_msg, sizeof(x->fail_msg),
+				    "out of memory for the response body");
 		}
 		/* Anything but n makes libcurl abort the transfer. */
 		return n ? 0 : 1;
@@ -325,12 +326,12 @@ static size_t header_fail(struct xfer *x, const char *what, size_t n)
 {
 	if (errno == E2BIG) {
 		x->fail = PG_ETOOBIG;
-		snprintf(x->fail_msg, sizeof(x->fail_msg),
-			 "response header '%s' over %zu bytes", what, PG_HTTP_HEADER_MAX);
+		pg_fmt_cut(x->fail_msg, sizeof(x->fail_msg),
+			    "response header '%s' over %zu bytes", what, PG_HTTP_HEADER_MAX);
 	} else {
 		x->fail = PG_ENOMEM;
-		snprintf(x->fail_msg, sizeof(x->fail_msg),
-			 "out of memory for response header '%s'", what);
+		pg_fmt_cut(x->fail_msg, sizeof(x->fail_msg),
+			    "out of memory for response header '%s'", what);
 	}
 	return n ? 0 : 1;
 }
@@ -349,8 +350,8 @@ static size_t header_cb(char *data, size_t size, size_t nitems, void *userp)
 	x->header_bytes += n;
 	if (x->header_bytes > PG_HTTP_HEADERS_TOTAL_MAX) {
 		x->fail = PG_ETOOBIG;
-		snprintf(x->fail_msg, sizeof(x->fail_msg),
-			 "response headers over %zu bytes", PG_HTTP_HEADERS_TOTAL_MAX);
+		pg_fmt_cut(x->fail_msg, sizeof(x->fail_msg),
+			    "response headers over %zu bytes", PG_HTTP_HEADERS_TOTAL_MAX);
 		return n ? 0 : 1;
 	}
 	while (end > p && is_ws(end[-1]))

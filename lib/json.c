@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "sanitize.h"
 
@@ -239,7 +240,8 @@ int pg_json_nested_err(struct pg_err *err, const char *parent)
 		pg_err_prefix(err, "field '%s'", parent);
 		return -1;
 	}
-	snprintf(rest, sizeof(rest), "%s", err->msg + sizeof(head) - 1);
+	/* The tail of a message of this size: it fits. */
+	pg_fmt_cut(rest, sizeof(rest), "%s", err->msg + sizeof(head) - 1);
 	return pg_err_set(err, err->code, "field '%s.%s", parent, rest);
 }
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "log.h"
 
 /* Not declared by <unistd.h> without _GNU_SOURCE, yet POSIX. */
@@ -943,28 +944,24 @@ const char *pg_proc_describe(const struct pg_proc *p, char *buf, size_t size)
 {
 	const char *why = "";
 	char extra[64] = "";
-	int n;
 
 	if (!size)
 		return "";
 	if (p->timed_out) {
-		n = snprintf(extra, sizeof(extra), " (timeout after %u ms)", p->timeout_ms);
-		if (n < 0 || (size_t)n >= sizeof(extra))
+		if (pg_fmt(extra, sizeof(extra), " (timeout after %u ms)", p->timeout_ms) < 0)
 			extra[0] = '\0';	/* cannot happen: an unsigned fits */
 		why = extra;
 	} else if (p->cancelled) {
 		why = " (cancelled)";
 	}
+	/* A short buffer gets the text cut, visibly. */
 	if (p->priv_state == ST_IDLE)
-		n = snprintf(buf, size, "not started");
+		pg_fmt_cut(buf, size, "not started");
 	else if (!p->priv_reaped)
-		n = snprintf(buf, size, "running%s", why);
+		pg_fmt_cut(buf, size, "running%s", why);
 	else if (p->exited)
-		n = snprintf(buf, size, "exited %d%s", p->exit_code, why);
+		pg_fmt_cut(buf, size, "exited %d%s", p->exit_code, why);
 	else
-		n = snprintf(buf, size, "killed by signal %d%s", p->term_signal, why);
-	/* A short buffer gets the truncated text, which is still readable. */
-	if (n < 0)
-		buf[0] = '\0';
+		pg_fmt_cut(buf, size, "killed by signal %d%s", p->term_signal, why);
 	return buf;
 }

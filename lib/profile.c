@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "vec.h"
 
 #define ARG_MAX_LEN 65536	/* an expanded argument */
@@ -302,12 +303,12 @@ static int arg_walk(const char *arg, piece_fn fn, void *ctx, bool *uses_duration
 			continue;
 		}
 		if (*p == '}') {
-			snprintf(msg, msg_len, "'}' without '{' (write '}}' for a brace)");
+			pg_fmt_cut(msg, msg_len, "'}' without '{' (write '}}' for a brace)");
 			return -1;
 		}
 		close = strchr(p, '}');
 		if (!close) {
-			snprintf(msg, msg_len, "unterminated placeholder '%.40s'", p);
+			pg_fmt_cut(msg, msg_len, "unterminated placeholder '%.40s'", p);
 			return -1;
 		}
 		for (i = 0; placeholders[i]; i++)
@@ -315,13 +316,13 @@ static int arg_walk(const char *arg, piece_fn fn, void *ctx, bool *uses_duration
 			    strncmp(placeholders[i], p + 1, (size_t)(close - p - 1)) == 0)
 				break;
 		if (!placeholders[i]) {
-			snprintf(msg, msg_len, "unknown placeholder '%.*s'",
-				 (int)(close - p + 1 > 60 ? 60 : close - p + 1), p);
+			pg_fmt_cut(msg, msg_len, "unknown placeholder '%.*s'",
+				    (int)(close - p + 1 > 60 ? 60 : close - p + 1), p);
 			return -1;
 		}
 		if (strcmp(placeholders[i], "mem_args") == 0 && strcmp(arg, "{mem_args}") != 0) {
-			snprintf(msg, msg_len, "{mem_args} must be a whole argument (it expands "
-				 "to several)");
+			pg_fmt_cut(msg, msg_len, "{mem_args} must be a whole argument (it expands "
+				    "to several)");
 			return -1;
 		}
 		if (strcmp(placeholders[i], "duration_s") == 0 && uses_duration)
@@ -332,7 +333,7 @@ static int arg_walk(const char *arg, piece_fn fn, void *ctx, bool *uses_duration
 	}
 	return 0;
 nomem:
-	snprintf(msg, msg_len, "out of memory or too long");
+	pg_fmt_cut(msg, msg_len, "out of memory or too long");
 	return -1;
 }
 
@@ -403,7 +404,7 @@ int profile_benchmark_argv(const struct profile_benchmark *b,
 	cap = 1;
 	for (size_t i = 0; i < b->n_args; i++) {
 		if (strcmp(b->args[i], "{mem_args}") == 0) {
-			if (snprintf(mem, sizeof(mem), "%d", hc->memory_mb) >= (int)sizeof(mem) ||
+			if (pg_fmt(mem, sizeof(mem), "%d", hc->memory_mb) < 0 ||
 			    (!hc->hugepages &&
 			     argv_push(argv, argc, &cap, strdup("--no-huge")) < 0) ||
 			    argv_push(argv, argc, &cap, strdup("-m")) < 0 ||

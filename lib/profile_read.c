@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "vec.h"
 
@@ -57,7 +58,7 @@ static int vfail(struct profile_loader *ld, const char *path, const char *fmt, v
 	char *p;
 
 	/* A cut message is still useful; pg_err cuts the same way. */
-	if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
+	if (!pg_vfmt_cut(msg, sizeof(msg), fmt, ap))
 		memcpy(msg, "?", 2);
 	for (p = msg; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)

@@ -2,6 +2,7 @@
 /* Applying a series from its mbox, one commit per patch: see apply.h. */
 #include "apply.h"
 #include "apply_int.h"
+#include "fmt.h"
 #include "gitutil.h"
 
 #include <ctype.h>
@@ -47,7 +48,7 @@ int apply_fail_set(struct apply_fail *f, const char *file, size_t hunk,
 
 	apply_fail_clear(f);
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	pg_vfmt_cut(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	/* The header without its newline. */
 	while (hunk_header && header_len &&
@@ -209,7 +210,7 @@ static int commit_tree(git_repository *repo, const struct pg_mail *m, const char
 	/* git am: subject, blank line, body; then stripspace. */
 	if (pg_buf_adds(&raw, title) < 0 || pg_buf_adds(&raw, "\n\n") < 0 ||
 	    pg_buf_add(&raw, m->message, m->message_len) < 0) {
-		pg_err_set(err, PG_ENOMEM, "apply: commit message too big or out of memory");
+		pg_buf_err(&raw, err, "apply: the commit message");
 		goto out;
 	}
 	rc = git_message_prettify(&msg, raw.data, 0, '#');
@@ -313,7 +314,7 @@ static int parse_diff(git_diff **diff, const struct pg_mail *m, struct apply_fai
 	{
 		const git_error *e = git_error_last();
 
-		snprintf(why, sizeof(why), "%s", e && e->message ? e->message : "libgit2 failed");
+		pg_fmt_cut(why, sizeof(why), "%s", e && e->message ? e->message : "libgit2 failed");
 		git_error_clear();
 	}
 	if (trimmed < len && git_diff_from_buffer(diff, m->diff, trimmed) == 0)
@@ -439,7 +440,7 @@ static int apply_one(git_repository *repo, const struct pg_mail *m, struct pg_ap
 	{
 		const git_error *e = git_error_last();
 
-		snprintf(exact_why, sizeof(exact_why), "%s",
+		pg_fmt_cut(exact_why, sizeof(exact_why), "%s",
 			 e && e->message ? e->message : "git_apply failed");
 		git_error_clear();
 	}

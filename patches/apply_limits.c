@@ -8,6 +8,7 @@
 #include "apply.h"
 #include "apply_int.h"
 #include "apply_paths.h"
+#include "fmt.h"
 #include "gitutil.h"
 
 #include <inttypes.h>
@@ -27,15 +28,15 @@ void apply_size_str(char *out, size_t len, uint64_t v)
 	int n;
 
 	if (v >= MiB)
-		n = v % MiB ? snprintf(out, len, "%.1f MiB", (double)v / (double)MiB) :
-			      snprintf(out, len, "%" PRIu64 " MiB", v / MiB);
+		n = v % MiB ? pg_fmt(out, len, "%.1f MiB", (double)v / (double)MiB) :
+			      pg_fmt(out, len, "%" PRIu64 " MiB", v / MiB);
 	else if (v >= KiB)
-		n = v % KiB ? snprintf(out, len, "%.1f KiB", (double)v / (double)KiB) :
-			      snprintf(out, len, "%" PRIu64 " KiB", v / KiB);
+		n = v % KiB ? pg_fmt(out, len, "%.1f KiB", (double)v / (double)KiB) :
+			      pg_fmt(out, len, "%" PRIu64 " KiB", v / KiB);
 	else
-		n = snprintf(out, len, "%" PRIu64 " bytes", v);
-	if (n < 0 || (size_t)n >= len)
-		snprintf(out, len, "?");	/* too small a buffer: say so, briefly */
+		n = pg_fmt(out, len, "%" PRIu64 " bytes", v);
+	if (n < 0)
+		pg_fmt_cut(out, len, "?");	/* too small a buffer: say so, briefly */
 }
 
 /* "BEFORE SIZE AFTER (limit LIMIT, KEY)": the reason a limit refuses. */

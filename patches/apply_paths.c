@@ -266,7 +266,7 @@ static int check_beyond(struct beyond *b, const char *path, bool is_new,
 	pg_buf_reset(&b->wpath);
 	if ((b->workdir && pg_buf_adds(&b->wpath, b->workdir) < 0) ||
 	    pg_buf_add(&b->wpath, path, len) < 0) {
-		pg_err_set(err, PG_ENOMEM, "apply: out of memory");
+		pg_buf_err(&b->wpath, err, "apply: a path of the working tree");
 		goto out;
 	}
 	w = b->wpath.data;

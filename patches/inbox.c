@@ -5,6 +5,7 @@
  * and public-inbox-v2-format.pod.
  */
 #include "inbox.h"
+#include "fmt.h"
 #include "gitutil.h"
 
 #include <dirent.h>
@@ -139,7 +140,7 @@ static int foreign_owner_error(const char *path, struct pg_err *err)
 
 	if (stat(path, &st) < 0 || st.st_uid == geteuid())
 		return 0;
-	if (snprintf(sub, sizeof(sub), "%s/objects", path) >= (int)sizeof(sub) || !is_dir(sub))
+	if (pg_fmt(sub, sizeof(sub), "%s/objects", path) < 0 || !is_dir(sub))
 		return 0;
 	pg_err_set(err, PG_EIO, "'%s' belongs to uid %u, not to uid %u running this: libgit2 "
 		   "refuses it like git's safe.directory; run as its owner or allow it with "
@@ -1034,7 +1035,7 @@ static int probe(struct fetch_ctx *fc, const char *url, bool *exists, char *why,
 		goto out;
 	} else {
 		e = git_error_last();
-		snprintf(why, whylen, "%s", e && e->message ? e->message : "connection failed");
+		pg_fmt_cut(why, whylen, "%s", e && e->message ? e->message : "connection failed");
 		pg_log_debug(COMP, "probe %s: %s", url, why);
 	}
 	ret = 0;

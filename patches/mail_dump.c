@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "timeutil.h"
 
 /* Length of the valid UTF-8 sequence at s[0..n) (2 to 4), or 0. */
@@ -144,7 +145,7 @@ int pg_mail_dump(const struct pg_mail *m, struct pg_buf *out)
 		return -1;
 	if (!(m->flags & PG_MAIL_NO_DATE) &&
 	    pg_time_format_utc(m->date_ms, 0, when, sizeof(when)) < 0)
-		snprintf(when, sizeof(when), "out of range");
+		pg_fmt_cut(when, sizeof(when), "out of range");
 	if (pg_buf_printf(out, "date: %lld%s%s%s\n", (long long)m->date_ms,
 			  *when ? " (" : "", when, *when ? ")" : "") < 0 ||
 	    dump_s(out, "list_id", m->list_id) < 0 ||

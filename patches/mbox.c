@@ -96,8 +96,8 @@ static int deliver(struct split *sp, const char *msg, size_t n)
 			if (is_gtfrom(msg + pos, e - pos)) {
 				/* copy up to and excluding this line's '>' */
 				if (pg_buf_add(&sp->scratch, msg + copied, pos - copied) < 0)
-					return pg_err_set(sp->err, PG_ENOMEM,
-							  "mbox: out of memory unescaping message %zd",
+					return pg_buf_err(&sp->scratch, sp->err,
+							  "mbox: unescaping message %zd",
 							  sp->count + 1);
 				copied = pos + 1;
 				changed = true;
@@ -106,9 +106,8 @@ static int deliver(struct split *sp, const char *msg, size_t n)
 		}
 		if (changed) {
 			if (pg_buf_add(&sp->scratch, msg + copied, n - copied) < 0)
-				return pg_err_set(sp->err, PG_ENOMEM,
-						  "mbox: out of memory unescaping message %zd",
-						  sp->count + 1);
+				return pg_buf_err(&sp->scratch, sp->err,
+						  "mbox: unescaping message %zd", sp->count + 1);
 			out = sp->scratch.data;
 			n = sp->scratch.len;
 		}

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fmt.h"
 #include "http.h"
 #include "json.h"
 #include "log.h"
@@ -578,7 +579,8 @@ int pg_pw_poll_events(struct pg_pw_client *c, const char *category,
 		pg_err_set(err, PG_EINVAL, "no event callback");
 		goto out;
 	}
-	snprintf(per_page, sizeof(per_page), "%u", c->per_page);
+	/* An unsigned in a buffer sized for one. */
+	pg_fmt_cut(per_page, sizeof(per_page), "%u", c->per_page);
 	if (pg_buf_printf(&url, "%s/events/", c->base) < 0 ||
 	    add_param(&url, "project", c->project) < 0 ||
 	    add_param(&url, "category", category) < 0 ||
@@ -924,7 +926,8 @@ int pg_pw_find_patch(struct pg_pw_client *c, const char *msgid, int64_t *patch_i
 				   "a control character or <>", bare);
 			goto out;
 		}
-	snprintf(want, sizeof(want), "<%s>", bare);
+	/* bare is shorter than want by the two brackets. */
+	pg_fmt_cut(want, sizeof(want), "<%s>", bare);
 	if (pg_buf_printf(&url, "%s/patches/", c->base) < 0 ||
 	    add_param(&url, "project", c->project) < 0 ||
 	    add_param(&url, "msgid", bare) < 0 ||
@@ -1322,7 +1325,8 @@ int pg_pw_find_check(struct pg_pw_client *c, int64_t patch_id,
 
 	if (check_args(patch_id, state, context, description, target_url, err) < 0)
 		goto out;
-	snprintf(per_page, sizeof(per_page), "%u", c->per_page);
+	/* An unsigned in a buffer sized for one. */
+	pg_fmt_cut(per_page, sizeof(per_page), "%u", c->per_page);
 	/* Only the context is filtered by the server: its state filter wants
 	 * the model's numbers, not the labels, and a filter it dislikes
 	 * answers 200 [] rather than an error. */

@@ -84,9 +84,28 @@ static void test_detach(void **state)
 	free(s);
 }
 
+/* A failed append reported as the rest of perfgate reports errors. */
+static void test_buf_err(void **state)
+{
+	struct pg_buf b = PG_BUF_INIT(8);
+	struct pg_err err = PG_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(pg_buf_adds(&b, "123456789"), -1);
+	assert_int_equal(pg_buf_err(&b, &err, "field '%s'", "name"), -1);
+	assert_int_equal(err.code, PG_ETOOBIG);
+	assert_string_equal(err.msg, "field 'name': over the 8-byte limit");
+	errno = ENOMEM;
+	assert_int_equal(pg_buf_err(&b, &err, "x"), -1);
+	assert_int_equal(err.code, PG_ENOMEM);
+	assert_string_equal(err.msg, "x: out of memory");
+	pg_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buf_err),
 		cmocka_unit_test(test_append_and_grow),
 		cmocka_unit_test(test_cap_refuses_and_keeps_contents),
 		cmocka_unit_test(test_binary_and_consume),
