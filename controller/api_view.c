@@ -76,6 +76,21 @@ bool vw_json(cJSON *o, const char *key, sqlite3_stmt *stmt, int i)
 	return true;
 }
 
+bool vw_cols(cJSON *o, sqlite3_stmt *stmt, const struct vw_col *cols)
+{
+	static bool (*const add[])(cJSON *, const char *, sqlite3_stmt *, int) = {
+		[VW_TEXT] = vw_text, [VW_TEXT_OR_NULL] = vw_text_or_null,
+		[VW_INT] = vw_int, [VW_INT_OR_NULL] = vw_int_or_null,
+		[VW_REAL] = vw_real, [VW_REAL_OR_NULL] = vw_real_or_null,
+		[VW_JSON] = vw_json,
+	};
+
+	for (const struct vw_col *c = cols; c->key; c++)
+		if (!add[c->kind](o, c->key, stmt, c->col))
+			return false;
+	return true;
+}
+
 /*
  * Run sql with args and append one object per row, filled by fill, to
  * arr.  Returns 0 or -1.
@@ -221,12 +236,17 @@ static bool fill_series(cJSON *o, sqlite3_stmt *stmt)
 	       vw_text_or_null(o, "cover_msgid", stmt, 18);
 }
 
+static const struct vw_col check_brief_cols[] = {
+	{ "context", VW_TEXT, 0 },
+	{ "state", VW_TEXT, 1 },
+	{ "description", VW_TEXT, 2 },
+	{ "run", VW_INT, 3 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_check_brief(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_text(o, "context", stmt, 0) &&
-	       vw_text(o, "state", stmt, 1) &&
-	       vw_text(o, "description", stmt, 2) &&
-	       vw_int(o, "run", stmt, 3);
+	return vw_cols(o, stmt, check_brief_cols);
 }
 
 /* The check matrix's cells of a series: the latest check per context. */
@@ -315,32 +335,47 @@ int api_view_series_count(struct store *st, const struct api_series_filter *f, i
 			       args, SERIES_NARGS, n, err);
 }
 
+static const struct vw_col patch_cols[] = {
+	{ "number", VW_INT, 0 },
+	{ "subject", VW_TEXT, 1 },
+	{ "msgid", VW_TEXT, 2 },
+	{ "patchwork_patch", VW_INT_OR_NULL, 3 },
+	{ "base_commit", VW_TEXT_OR_NULL, 4 },
+	{ "files", VW_TEXT, 5 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_patch(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "number", stmt, 0) &&
-	       vw_text(o, "subject", stmt, 1) &&
-	       vw_text(o, "msgid", stmt, 2) &&
-	       vw_int_or_null(o, "patchwork_patch", stmt, 3) &&
-	       vw_text_or_null(o, "base_commit", stmt, 4) &&
-	       vw_text(o, "files", stmt, 5);
+	return vw_cols(o, stmt, patch_cols);
 }
+
+static const struct vw_col dep_cols[] = {
+	{ "kind", VW_TEXT, 0 },
+	{ "ref", VW_TEXT, 1 },
+	{ "series", VW_INT_OR_NULL, 2 },
+	{ NULL, VW_TEXT, 0 },
+};
 
 static bool fill_dep(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_text(o, "kind", stmt, 0) &&
-	       vw_text(o, "ref", stmt, 1) &&
-	       vw_int_or_null(o, "series", stmt, 2);
+	return vw_cols(o, stmt, dep_cols);
 }
+
+static const struct vw_col recheck_cols[] = {
+	{ "id", VW_INT, 0 },
+	{ "origin", VW_TEXT, 1 },
+	{ "msgid", VW_TEXT, 2 },
+	{ "requester", VW_TEXT, 3 },
+	{ "contexts", VW_TEXT, 4 },
+	{ "rebase", VW_TEXT_OR_NULL, 5 },
+	{ "state", VW_TEXT, 6 },
+	{ NULL, VW_TEXT, 0 },
+};
 
 static bool fill_recheck(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "id", stmt, 0) &&
-	       vw_text(o, "origin", stmt, 1) &&
-	       vw_text(o, "msgid", stmt, 2) &&
-	       vw_text(o, "requester", stmt, 3) &&
-	       vw_text(o, "contexts", stmt, 4) &&
-	       vw_text_or_null(o, "rebase", stmt, 5) &&
-	       vw_text(o, "state", stmt, 6);
+	return vw_cols(o, stmt, recheck_cols);
 }
 
 /* ---- runs and jobs ----------------------------------------------------- */
@@ -377,18 +412,23 @@ static bool fill_job_spec(cJSON *o, sqlite3_stmt *stmt)
 	"id, series_id, reason, recheck_id, tree, branch, base_commit, state, created_at," \
 	" finished_at"
 
+static const struct vw_col run_row_cols[] = {
+	{ "id", VW_INT, 0 },
+	{ "series", VW_INT, 1 },
+	{ "reason", VW_TEXT, 2 },
+	{ "recheck", VW_INT_OR_NULL, 3 },
+	{ "tree", VW_TEXT, 4 },
+	{ "branch", VW_TEXT, 5 },
+	{ "base_commit", VW_TEXT, 6 },
+	{ "state", VW_TEXT, 7 },
+	{ "created_at", VW_INT, 8 },
+	{ "finished_at", VW_INT_OR_NULL, 9 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_run_row(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "id", stmt, 0) &&
-	       vw_int(o, "series", stmt, 1) &&
-	       vw_text(o, "reason", stmt, 2) &&
-	       vw_int_or_null(o, "recheck", stmt, 3) &&
-	       vw_text(o, "tree", stmt, 4) &&
-	       vw_text(o, "branch", stmt, 5) &&
-	       vw_text(o, "base_commit", stmt, 6) &&
-	       vw_text(o, "state", stmt, 7) &&
-	       vw_int(o, "created_at", stmt, 8) &&
-	       vw_int_or_null(o, "finished_at", stmt, 9);
+	return vw_cols(o, stmt, run_row_cols);
 }
 
 /* Add "jobs" to each run object of arr (or to the one object run). */
@@ -470,25 +510,35 @@ static bool fill_version(cJSON *o, sqlite3_stmt *stmt)
 	       vw_text(o, "title", stmt, 4);
 }
 
+static const struct vw_col check_cols[] = {
+	{ "id", VW_INT, 0 },
+	{ "run", VW_INT, 1 },
+	{ "patch", VW_INT, 2 },
+	{ "context", VW_TEXT, 3 },
+	{ "state", VW_TEXT, 4 },
+	{ "description", VW_TEXT, 5 },
+	{ "target_url", VW_TEXT_OR_NULL, 6 },
+	{ "delivery", VW_TEXT, 7 },
+	{ "created_at", VW_INT, 8 },
+	{ "sent_at", VW_INT_OR_NULL, 9 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_check(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "id", stmt, 0) &&
-	       vw_int(o, "run", stmt, 1) &&
-	       vw_int(o, "patch", stmt, 2) &&
-	       vw_text(o, "context", stmt, 3) &&
-	       vw_text(o, "state", stmt, 4) &&
-	       vw_text(o, "description", stmt, 5) &&
-	       vw_text_or_null(o, "target_url", stmt, 6) &&
-	       vw_text(o, "delivery", stmt, 7) &&
-	       vw_int(o, "created_at", stmt, 8) &&
-	       vw_int_or_null(o, "sent_at", stmt, 9);
+	return vw_cols(o, stmt, check_cols);
 }
+
+static const struct vw_col context_verdict_cols[] = {
+	{ "context", VW_TEXT, 0 },
+	{ "state", VW_TEXT, 1 },
+	{ "description", VW_TEXT, 2 },
+	{ NULL, VW_TEXT, 0 },
+};
 
 static bool fill_context_verdict(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_text(o, "context", stmt, 0) &&
-	       vw_text(o, "state", stmt, 1) &&
-	       vw_text(o, "description", stmt, 2);
+	return vw_cols(o, stmt, context_verdict_cols);
 }
 
 /* What the dashboard's series page adds (see api_view_series()). */
@@ -580,13 +630,18 @@ static bool fill_attempt(cJSON *o, sqlite3_stmt *stmt)
 			: vw_json(o, "fingerprint", stmt, 6));
 }
 
+static const struct vw_col log_cols[] = {
+	{ "attempt", VW_INT, 0 },
+	{ "stage", VW_TEXT, 1 },
+	{ "bytes", VW_INT, 2 },
+	{ "updated_at", VW_INT, 3 },
+	{ "url", VW_TEXT, 4 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_log(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "attempt", stmt, 0) &&
-	       vw_text(o, "stage", stmt, 1) &&
-	       vw_int(o, "bytes", stmt, 2) &&
-	       vw_int(o, "updated_at", stmt, 3) &&
-	       vw_text(o, "url", stmt, 4);
+	return vw_cols(o, stmt, log_cols);
 }
 
 int api_view_job(struct store *st, int64_t id, const char *base_url, cJSON **out,
@@ -660,9 +715,14 @@ int api_view_agents(struct store *st, int64_t now, int64_t online_window_s, cJSO
 			     STORE_ARGS(STORE_INT(now - online_window_s)), fill_agent, out, err);
 }
 
+static const struct vw_col labels_cols[] = {
+	{ "labels", VW_JSON, 0 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_labels(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_json(o, "labels", stmt, 0);
+	return vw_cols(o, stmt, labels_cols);
 }
 
 int api_view_agent_labels(struct store *st, int64_t agent_id, cJSON **out,

@@ -76,23 +76,33 @@ bool api_view_eta(struct store *st, cJSON *o, const char *host_class, const char
 
 /* ---- agents --------------------------------------------------------------- */
 
+static const struct vw_col running_cols[] = {
+	{ "series", VW_INT, 0 },
+	{ "run", VW_INT, 1 },
+	{ "build_mode", VW_TEXT, 2 },
+	{ "host_class", VW_TEXT, 3 },
+	{ "started_at", VW_INT_OR_NULL, 4 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_running(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "series", stmt, 0) &&
-	       vw_int(o, "run", stmt, 1) &&
-	       vw_text(o, "build_mode", stmt, 2) &&
-	       vw_text(o, "host_class", stmt, 3) &&
-	       vw_int_or_null(o, "started_at", stmt, 4);
+	return vw_cols(o, stmt, running_cols);
 }
+
+static const struct vw_col recent_cols[] = {
+	{ "job", VW_INT, 0 },
+	{ "attempt", VW_INT, 1 },
+	{ "outcome", VW_TEXT_OR_NULL, 2 },
+	{ "context", VW_TEXT, 3 },
+	{ "started_at", VW_INT, 4 },
+	{ "ended_at", VW_INT_OR_NULL, 5 },
+	{ NULL, VW_TEXT, 0 },
+};
 
 static bool fill_recent(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "job", stmt, 0) &&
-	       vw_int(o, "attempt", stmt, 1) &&
-	       vw_text_or_null(o, "outcome", stmt, 2) &&
-	       vw_text(o, "context", stmt, 3) &&
-	       vw_int(o, "started_at", stmt, 4) &&
-	       vw_int_or_null(o, "ended_at", stmt, 5);
+	return vw_cols(o, stmt, recent_cols);
 }
 
 /* started_at, elapsed_s and eta_s of a job object holding "host_class"
@@ -401,20 +411,30 @@ fail:
 
 /* ---- samples ---------------------------------------------------------------- */
 
+static const struct vw_col sample_cols[] = {
+	{ "attempt", VW_INT, 0 },
+	{ "side", VW_TEXT, 1 },
+	{ "benchmark", VW_TEXT, 2 },
+	{ "metric", VW_TEXT, 3 },
+	{ "repetition", VW_INT, 4 },
+	{ "value", VW_REAL, 5 },
+	{ "unit", VW_TEXT, 6 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_sample(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "attempt", stmt, 0) &&
-	       vw_text(o, "side", stmt, 1) &&
-	       vw_text(o, "benchmark", stmt, 2) &&
-	       vw_text(o, "metric", stmt, 3) &&
-	       vw_int(o, "repetition", stmt, 4) &&
-	       vw_real(o, "value", stmt, 5) &&
-	       vw_text(o, "unit", stmt, 6);
+	return vw_cols(o, stmt, sample_cols);
 }
+
+static const struct vw_col id_cols[] = {
+	{ "job", VW_INT, 0 },
+	{ NULL, VW_TEXT, 0 },
+};
 
 static bool fill_id(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_int(o, "job", stmt, 0);
+	return vw_cols(o, stmt, id_cols);
 }
 
 int api_view_job_samples(struct store *st, int64_t job_id, const char *benchmark,
@@ -438,18 +458,23 @@ int api_view_job_samples(struct store *st, int64_t job_id, const char *benchmark
 
 /* ---- trends ------------------------------------------------------------------ */
 
+static const struct vw_col trend_key_cols[] = {
+	{ "host", VW_TEXT, 0 },
+	{ "host_class", VW_TEXT_OR_NULL, 1 },
+	{ "tree", VW_TEXT, 2 },
+	{ "branch", VW_TEXT, 3 },
+	{ "build_mode", VW_TEXT, 4 },
+	{ "benchmark", VW_TEXT, 5 },
+	{ "metric", VW_TEXT, 6 },
+	{ "unit", VW_TEXT, 7 },
+	{ "points", VW_INT, 8 },
+	{ "last_at", VW_INT, 9 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_trend_key(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_text(o, "host", stmt, 0) &&
-	       vw_text_or_null(o, "host_class", stmt, 1) &&
-	       vw_text(o, "tree", stmt, 2) &&
-	       vw_text(o, "branch", stmt, 3) &&
-	       vw_text(o, "build_mode", stmt, 4) &&
-	       vw_text(o, "benchmark", stmt, 5) &&
-	       vw_text(o, "metric", stmt, 6) &&
-	       vw_text(o, "unit", stmt, 7) &&
-	       vw_int(o, "points", stmt, 8) &&
-	       vw_int(o, "last_at", stmt, 9);
+	return vw_cols(o, stmt, trend_key_cols);
 }
 
 #define TREND_WHERE \
@@ -488,26 +513,36 @@ int api_view_trend_keys(struct store *st, cJSON **out, struct pg_err *err)
 	return 0;
 }
 
+static const struct vw_col point_cols[] = {
+	{ "commit", VW_TEXT, 0 },
+	{ "value", VW_REAL, 1 },
+	{ "unit", VW_TEXT, 2 },
+	{ "samples", VW_INT, 3 },
+	{ "measured_at", VW_INT, 4 },
+	{ "job", VW_INT_OR_NULL, 5 },
+	{ "run", VW_INT_OR_NULL, 6 },
+	{ "series", VW_INT_OR_NULL, 7 },
+	{ NULL, VW_TEXT, 0 },
+};
+
 static bool fill_point(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_text(o, "commit", stmt, 0) &&
-	       vw_real(o, "value", stmt, 1) &&
-	       vw_text(o, "unit", stmt, 2) &&
-	       vw_int(o, "samples", stmt, 3) &&
-	       vw_int(o, "measured_at", stmt, 4) &&
-	       vw_int_or_null(o, "job", stmt, 5) &&
-	       vw_int_or_null(o, "run", stmt, 6) &&
-	       vw_int_or_null(o, "series", stmt, 7);
+	return vw_cols(o, stmt, point_cols);
 }
+
+static const struct vw_col change_cols[] = {
+	{ "commit_before", VW_TEXT, 0 },
+	{ "commit_after", VW_TEXT, 1 },
+	{ "effect", VW_REAL, 2 },
+	{ "p", VW_REAL_OR_NULL, 3 },
+	{ "state", VW_TEXT, 4 },
+	{ "detected_at", VW_INT, 5 },
+	{ NULL, VW_TEXT, 0 },
+};
 
 static bool fill_change(cJSON *o, sqlite3_stmt *stmt)
 {
-	return vw_text(o, "commit_before", stmt, 0) &&
-	       vw_text(o, "commit_after", stmt, 1) &&
-	       vw_real(o, "effect", stmt, 2) &&
-	       vw_real_or_null(o, "p", stmt, 3) &&
-	       vw_text(o, "state", stmt, 4) &&
-	       vw_int(o, "detected_at", stmt, 5);
+	return vw_cols(o, stmt, change_cols);
 }
 
 struct trend_point {

@@ -33,6 +33,21 @@ bool vw_text_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
 bool vw_int_or_null(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
 bool vw_json(cJSON *o, const char *key, sqlite3_stmt *stmt, int i);
 
+/* A row's columns as an object's members, one table per kind of row
+ * instead of a function of calls: each entry adds o[key] from column col
+ * as the vw_* function of its kind would; a NULL key ends the table. */
+enum vw_kind {
+	VW_TEXT, VW_TEXT_OR_NULL, VW_INT, VW_INT_OR_NULL, VW_REAL, VW_REAL_OR_NULL, VW_JSON,
+};
+
+struct vw_col {
+	const char *key;
+	enum vw_kind kind;
+	int col;
+};
+
+bool vw_cols(cJSON *o, sqlite3_stmt *stmt, const struct vw_col *cols);
+
 /* Run sql with args and append one object per row, filled by fill, to
  * arr.  Returns 0 or -1. */
 int vw_rows(struct store *st, cJSON *arr, const char *what, const char *sql,

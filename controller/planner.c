@@ -71,41 +71,6 @@ int planner_col_dup(sqlite3_stmt *stmt, int i, char **out)
 	return *out ? 0 : -1;
 }
 
-/* Run a query of ids (first column), collecting them all first so that
- * no statement stays open while a series is planned. */
-static int list_ids(struct store *st, const char *what, const char *sql,
-		    const struct store_arg *args, size_t nargs, int64_t **ids, size_t *n,
-		    struct pg_err *err)
-{
-	sqlite3_stmt *stmt = NULL;
-	size_t cap = 0;
-	int rc = -1, row;
-
-	*ids = NULL;
-	*n = 0;
-	if (store_prepare(st, &stmt, sql, what, err) < 0 ||
-	    (nargs && store_bind(stmt, args, nargs, what, err) < 0))
-		goto out;
-	while ((row = store_step(stmt, what, err)) == 1) {
-		if (PG_GROW(*ids, cap, *n + 1) < 0) {
-			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-			goto out;
-		}
-		(*ids)[(*n)++] = sqlite3_column_int64(stmt, 0);
-	}
-	if (row < 0)
-		goto out;
-	rc = 0;
-out:
-	sqlite3_finalize(stmt);
-	if (rc) {
-		free(*ids);
-		*ids = NULL;
-		*n = 0;
-	}
-	return rc;
-}
-
 /* ---- supersession ------------------------------------------------------ */
 
 static int cancel_series(struct planner *pl, int64_t now, int64_t series_id,
@@ -145,7 +110,7 @@ int planner_cancel_superseded(struct planner *pl, struct pg_err *err)
 	size_t n = 0;
 	int rc = -1;
 
-	if (list_ids(pl->st, "find superseded work",
+	if (store_list_ids(pl->st, "find superseded work",
 		     "SELECT DISTINCT r.series_id FROM jobs j JOIN runs r ON r.id = j.run_id"
 		     " JOIN series s ON s.id = r.series_id"
 		     " WHERE j.state IN ('queued', 'leased', 'running') AND s.state = 'superseded'"
@@ -643,7 +608,7 @@ int planner_run(struct planner *pl, struct pg_err *err)
 		goto out;
 	/* Without contexts there is nothing to plan a series for. */
 	if (pl->ps->n_contexts &&
-	    list_ids(pl->st, "list series to plan",
+	    store_list_ids(pl->st, "list series to plan",
 		     "SELECT s.id FROM series s WHERE s.state = 'complete'"
 		     " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.series_id = s.id)"
 		     " ORDER BY s.completed_at, s.id",

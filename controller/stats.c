@@ -55,20 +55,27 @@ static double median_sorted(const double *s, size_t n)
 	return s[n / 2 - 1] / 2 + s[n / 2] / 2 + 0.0;
 }
 
-int stats_median(const double *x, size_t n, double *out, struct pg_err *err)
+/* stat() of a sorted copy of x[0..n) into *out (NaN for no values). */
+static int of_sorted(const double *x, size_t n, const char *what,
+		     double (*stat)(const double *, size_t), double *out, struct pg_err *err)
 {
 	double *s;
 
 	*out = NAN;
-	if (check_sample(x, n, "median", err) < 0)
+	if (check_sample(x, n, what, err) < 0)
 		return -1;
 	if (n == 0)
 		return 0;
 	if (!(s = sorted_copy(x, n, err)))
 		return -1;
-	*out = median_sorted(s, n);
+	*out = stat(s, n);
 	free(s);
 	return 0;
+}
+
+int stats_median(const double *x, size_t n, double *out, struct pg_err *err)
+{
+	return of_sorted(x, n, "median", median_sorted, out, err);
 }
 
 /* MAD and median of a sample that passed check_sample(), n > 0. */
@@ -756,18 +763,7 @@ static double walsh_median_sorted(const double *s, size_t n)
 
 int stats_walsh_median(const double *d, size_t nd, double *out, struct pg_err *err)
 {
-	double *s;
-
-	*out = NAN;
-	if (check_sample(d, nd, "Walsh median", err) < 0)
-		return -1;
-	if (nd == 0)
-		return 0;
-	if (!(s = sorted_copy(d, nd, err)))
-		return -1;
-	*out = walsh_median_sorted(s, nd);
-	free(s);
-	return 0;
+	return of_sorted(d, nd, "Walsh median", walsh_median_sorted, out, err);
 }
 
 int stats_walsh_interval(const double *d, size_t nd, double conf_level, struct stats_hl *out,

@@ -14,6 +14,7 @@
 
 #include "fmt.h"
 #include "log.h"
+#include "vec.h"
 
 /* Prepared statements kept for reuse: preparing costs more than running
  * most of our statements.  A hash of the SQL text picks a set of
@@ -313,6 +314,39 @@ int store_query_id(struct store *st, const char *what, const char *sql,
 {
 	*id = 0;
 	return store_query_first(st, what, sql, args, nargs, id, true, err);
+}
+
+int store_list_ids(struct store *st, const char *what, const char *sql,
+		   const struct store_arg *args, size_t nargs, int64_t **ids, size_t *n,
+		   struct pg_err *err)
+{
+	sqlite3_stmt *stmt = NULL;
+	size_t cap = 0;
+	int rc = -1, row;
+
+	*ids = NULL;
+	*n = 0;
+	if (store_prepare(st, &stmt, sql, what, err) < 0 ||
+	    (nargs && store_bind(stmt, args, nargs, what, err) < 0))
+		goto out;
+	while ((row = store_step(stmt, what, err)) == 1) {
+		if (PG_GROW(*ids, cap, *n + 1) < 0) {
+			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
+			goto out;
+		}
+		(*ids)[(*n)++] = sqlite3_column_int64(stmt, 0);
+	}
+	if (row < 0)
+		goto out;
+	rc = 0;
+out:
+	sqlite3_finalize(stmt);
+	if (rc) {
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+	}
+	return rc;
 }
 
 int store_exec(struct store *st, const char *sql, const char *what,

@@ -205,6 +205,14 @@ int store_query_int(struct store *st, const char *what, const char *sql,
 int store_query_id(struct store *st, const char *what, const char *sql,
 		   const struct store_arg *args, size_t nargs, int64_t *id, struct pg_err *err);
 
+/* Every row's first column, as ids, into *ids (malloc'd; *n of them; the
+ * caller frees), read to the end before it returns so that no statement
+ * stays open while the caller acts on them.  args may be NULL with nargs
+ * 0.  Returns 0, or -1 with *ids NULL and *n 0. */
+int store_list_ids(struct store *st, const char *what, const char *sql,
+		   const struct store_arg *args, size_t nargs, int64_t **ids, size_t *n,
+		   struct pg_err *err);
+
 /* Run fixed SQL text (one or more statements, no parameters): pragmas and
  * schema scripts.  Never for text that holds values.  Returns 0 or -1. */
 int store_exec(struct store *st, const char *sql, const char *what,

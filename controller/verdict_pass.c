@@ -499,34 +499,20 @@ out:
 
 /* ---- the pass ------------------------------------------------------------ */
 
-static int list_ids(struct store *st, const char *sql, const char *what,
-		    const struct store_arg *args, size_t nargs, int64_t **ids, size_t *n,
-		    struct pg_err *err)
+/* The end of one decision: counted and told, or, when it failed (rc < 0),
+ * logged and counted as an error, its lines dropped: not fatal, the next
+ * pass tries again. */
+static void vp_account(struct verdict_pass *vp, int rc, const struct pg_err *e,
+		       const struct verdict_pass_stats *d, struct pg_buf *lines)
 {
-	sqlite3_stmt *q = NULL;
-	size_t cap = 0;
-	int rc = -1, step;
-
-	*ids = NULL;
-	*n = 0;
-	if (store_prepare(st, &q, sql, what, err) < 0 || store_bind(q, args, nargs, what, err) < 0)
-		goto out;
-	while ((step = store_step(q, what, err)) == 1) {
-		if (PG_GROW(*ids, cap, *n + 1) < 0) {
-			pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
-			goto out;
-		}
-		(*ids)[(*n)++] = sqlite3_column_int64(q, 0);
+	if (rc < 0) {
+		pg_log_error(VP_LOG, "%s (tried again next pass)", e->msg);
+		pg_buf_reset(lines);
+		vp->stats.errors++;
+		return;
 	}
-	rc = step < 0 ? -1 : 0;
-out:
-	sqlite3_finalize(q);
-	if (rc) {
-		free(*ids);
-		*ids = NULL;
-		*n = 0;
-	}
-	return rc;
+	stats_add(&vp->stats, d);
+	vp_tell(lines, vp->report);
 }
 
 /* Run each job decision; a failure is counted and logged, not fatal. */
@@ -538,14 +524,7 @@ static void decide_jobs(struct verdict_pass *vp, const int64_t *ids, size_t n, b
 		struct pg_err e = PG_ERR_INIT;
 
 		memset(&d, 0, sizeof(d));
-		if (decide_job(vp, ids[i], give_up, lines, &d, &e) < 0) {
-			pg_log_error(VP_LOG, "%s (tried again next pass)", e.msg);
-			pg_buf_reset(lines);
-			vp->stats.errors++;
-			continue;
-		}
-		stats_add(&vp->stats, &d);
-		vp_tell(lines, vp->report);
+		vp_account(vp, decide_job(vp, ids[i], give_up, lines, &d, &e), &e, &d, lines);
 	}
 }
 
@@ -591,18 +570,15 @@ static int decide_leftover_contexts(struct verdict_pass *vp, struct pg_buf *line
 		struct verdict_pass_stats d;
 		struct pg_err e = PG_ERR_INIT;
 
+		int r;
+
 		memset(&d, 0, sizeof(d));
-		if (store_begin(vp->st, &e) < 0 ||
+		r = store_begin(vp->st, &e) < 0 ||
 		    decide_context(vp, list[i].run, list[i].ctx, vp_now(vp), lines, &d, &e) < 0 ||
-		    store_commit(vp->st, &e) < 0) {
+		    store_commit(vp->st, &e) < 0 ? -1 : 0;
+		if (r < 0)
 			store_rollback(vp->st);
-			pg_log_error(VP_LOG, "%s (tried again next pass)", e.msg);
-			pg_buf_reset(lines);
-			vp->stats.errors++;
-			continue;
-		}
-		stats_add(&vp->stats, &d);
-		vp_tell(lines, vp->report);
+		vp_account(vp, r, &e, &d, lines);
 	}
 	rc = 0;
 out:
@@ -630,17 +606,18 @@ int verdict_pass_run(struct verdict_pass *vp, struct pg_err *err)
 	if (sched_job_unpin(vp->st, 0, err) < 0)
 		goto out;
 	/* 1. Follow-ups that wait in vain. */
-	if (list_ids(vp->st,
-		     "SELECT j.id FROM jobs j JOIN runs r ON r.id = j.run_id"
-		     " LEFT JOIN agents ag ON ag.id = j.pin_agent_id"
-		     " WHERE j.state = 'queued' AND j.pin_agent_id IS NOT NULL"
-		     " AND r.state <> 'cancelled' AND (?1 = 0 OR j.run_id = ?1)"
-		     " AND (ag.id IS NULL OR ag.enabled = 0 OR coalesce(ag.last_seen, 0) < ?2 - ?3"
-		     "  OR coalesce((SELECT max(a.ended_at) FROM attempts a WHERE a.job_id = j.id),"
-		     "   j.created_at) < ?2 - ?4)"
-		     " ORDER BY j.id", "list stale follow-ups",
-		     STORE_ARGS(STORE_INT(vp->run_id), STORE_INT(now), STORE_INT(vp->pin_wait_s),
-				STORE_INT(vp->pin_max_wait_s)), &ids, &n, err) < 0)
+	if (store_list_ids(vp->st, "list stale follow-ups",
+			   "SELECT j.id FROM jobs j JOIN runs r ON r.id = j.run_id"
+			   " LEFT JOIN agents ag ON ag.id = j.pin_agent_id"
+			   " WHERE j.state = 'queued' AND j.pin_agent_id IS NOT NULL"
+			   " AND r.state <> 'cancelled' AND (?1 = 0 OR j.run_id = ?1)"
+			   " AND (ag.id IS NULL OR ag.enabled = 0"
+			   "  OR coalesce(ag.last_seen, 0) < ?2 - ?3"
+			   "  OR coalesce((SELECT max(a.ended_at) FROM attempts a"
+			   "   WHERE a.job_id = j.id), j.created_at) < ?2 - ?4)"
+			   " ORDER BY j.id",
+			   STORE_ARGS(STORE_INT(vp->run_id), STORE_INT(now), STORE_INT(vp->pin_wait_s),
+				      STORE_INT(vp->pin_max_wait_s)), &ids, &n, err) < 0)
 		goto out;
 	decide_jobs(vp, ids, n, true, &lines);
 	free(ids);
@@ -649,14 +626,14 @@ int verdict_pass_run(struct verdict_pass *vp, struct pg_err *err)
 	 * is done once all its verdicts are in); the runs first, by their
 	 * partial index, so that the cost follows the open runs, not every
 	 * job ever finished. */
-	if (list_ids(vp->st,
-		     "SELECT j.id FROM runs r CROSS JOIN jobs j ON j.run_id = r.id"
-		     " WHERE r.state IN ('planned', 'running')"
-		     " AND j.state IN ('done', 'infra-error') AND (?1 = 0 OR j.run_id = ?1)"
-		     " AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.job_id = j.id"
-		     "  AND v.metric IS NULL AND v.benchmark IS NULL)"
-		     " ORDER BY j.id", "list jobs to decide",
-		     STORE_ARGS(STORE_INT(vp->run_id)), &ids, &n, err) < 0)
+	if (store_list_ids(vp->st, "list jobs to decide",
+			   "SELECT j.id FROM runs r CROSS JOIN jobs j ON j.run_id = r.id"
+			   " WHERE r.state IN ('planned', 'running')"
+			   " AND j.state IN ('done', 'infra-error') AND (?1 = 0 OR j.run_id = ?1)"
+			   " AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.job_id = j.id"
+			   "  AND v.metric IS NULL AND v.benchmark IS NULL)"
+			   " ORDER BY j.id",
+			   STORE_ARGS(STORE_INT(vp->run_id)), &ids, &n, err) < 0)
 		goto out;
 	decide_jobs(vp, ids, n, false, &lines);
 	/* 3. Contexts left undecided. */
