@@ -10,6 +10,11 @@
  * transaction that also moves their cursor, so that a crash loses nothing
  * and duplicates nothing: what was read and where reading stopped commit
  * together.
+ *
+ * Ownership: intake (intake.c, and intake_patchwork.c for source_events)
+ * is the only writer of sources, source_cursors, messages and
+ * source_events; series, patches and recheck requests are written through
+ * series.h and recheck.h.
  */
 
 #include <stddef.h>

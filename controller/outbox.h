@@ -6,7 +6,9 @@
  * The outboxes (DESIGN.md section 2.7): Patchwork checks (check_outbox)
  * and test-report mails (email_outbox) that must reach the outside exactly
  * once, whatever the network does and however often the controller is
- * killed.  Rows are queued in the transaction of the state change they
+ * killed.  The outbox (outbox_*.c) is the only writer of both tables: the
+ * planner queues its pending checks, the verdict its final ones, a cancel
+ * its NOT TESTED ones, all through the *_tx functions below.  Rows are queued in the transaction of the state change they
  * report (the planner's 'pending' rows, the verdict's final ones); a
  * delivery pass, run by the daemon in its own thread with its own store
  * connection (ctl_outbox.h), takes the rows that are due and delivers

@@ -5,7 +5,10 @@
 /*
  * The scheduler core: agents, leases, heartbeats, results, expiry and
  * cancellation as state transitions over the store (DESIGN.md sections
- * 2.4 and 3).  No threads, no HTTP, no clock: every function takes the
+ * 2.4 and 3).  It is the only writer of agents, runs, jobs, attempts,
+ * results and samples: the planner creates runs and jobs, the verdict
+ * pass moves jobs between rounds, ctl enables agents, all through the
+ * functions below ("Runs and rounds").  No threads, no HTTP, no clock: every function takes the
  * time as `now` (integer seconds since the epoch) from its caller, so the
  * tests drive the clock.  Each function that changes state does it in ONE
  * transaction of its own (store_begin() .. store_commit(), rolled back on

@@ -10,6 +10,11 @@
  * daemon runs a pass every VERDICT_PASS_TICK_MS; `perfgate-controller
  * verdicts` runs one.
  *
+ * Ownership: the verdict pass is the only writer of verdicts (and, through
+ * verdict_history.c, of history and change_points).  What it changes of
+ * jobs and runs (a follow-up round queued, a follow-up given up, a run
+ * done) goes through sched.h, its checks and mails through outbox.h.
+ *
  * A pass, in order (after clearing the pin of follow-ups cancelled with
  * their run):
  *
