@@ -6,8 +6,6 @@
  * lines that every DPDK program prints the same way.
  */
 #include "bench_int.h"
-#include "fmt.h"
-#include "vec.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fmt.h"
+#include "vec.h"
 
 /* ---- reading lines --------------------------------------------------------- */
 

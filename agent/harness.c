@@ -17,14 +17,15 @@
  * the subset's lines out again.
  */
 #include "harness.h"
-#include "fmt.h"
-#include "vec.h"
 
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fmt.h"
+#include "vec.h"
 
 #define MARK_BEGIN "#if 0 /* " HARNESS_MARK ": upstream code */\n"
 #define MARK_ELSE "#else /* " HARNESS_MARK ": subset "

@@ -2,7 +2,6 @@
 /* Applying a series from its mbox, one commit per patch: see apply.h. */
 #include "apply.h"
 #include "apply_int.h"
-#include "fmt.h"
 #include "gitutil.h"
 
 #include <ctype.h>
@@ -11,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "mail.h"
 #include "subject.h"

@@ -5,8 +5,6 @@
  * and public-inbox-v2-format.pod.
  */
 #include "inbox.h"
-#include "fmt.h"
-#include "gitutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +17,9 @@
 
 #include <git2.h>
 
+#include "fmt.h"
 #include "fsutil.h"
+#include "gitutil.h"
 #include "log.h"
 #include "timeutil.h"
 #include "vec.h"
