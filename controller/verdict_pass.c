@@ -221,7 +221,9 @@ static int decide_context(struct verdict_pass *vp, int64_t run_id, const char *c
 	if (outbox_queue_check_tx(vp->st, run_id, context, state, vc.description, NULL,
 				  pc ? pc->post_to : PROFILE_POST_LAST_PATCH, now, &nq, err) < 0)
 		goto out;
-	if (vp->mail && vp->mail->enabled) {
+	/* A series already in the tree was not tested: as for a cancelled
+	 * run (outbox.h), the check says so and no report is mailed. */
+	if (vp->mail && vp->mail->enabled && vc.why != VERDICT_WHY_ALREADY_APPLIED) {
 		struct pg_err merr = PG_ERR_INIT;
 
 		if (context_texts(jobs, n, &table, &repro, &merr) < 0) {

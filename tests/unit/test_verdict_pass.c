@@ -599,6 +599,47 @@ static void test_build_and_apply_failures(void **state)
 	assert_idempotent(f, T0 + 200);
 }
 
+/* Every patch already in the tree: the agent measured nothing and said so
+ * in its fingerprint.  A warning that says NOT TESTED and why, not "no
+ * gated result"; and, as for a cancelled run, no report mail. */
+static void test_already_applied(void **state)
+{
+	struct fx *f = *state;
+	int64_t r1 = add_run(f, "main", BASE0, T0), r2 = add_run(f, "main", BASE0, T0 + 1);
+	int64_t j1 = add_job(f, r1, "perf-one", "release", 5, 15, T0);
+	int64_t j2 = add_job(f, r2, "perf-one", "release", 5, 15, T0 + 1);
+	struct sched_result_in res = {
+		.outcome = "ok", .detail = "every patch of the series is already applied",
+		.fingerprint_json = "{\"apply\": {\"already\": 1, \"all_already\": true}}",
+		.digest_hex = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	enum sched_result_status st;
+	struct pg_err err = PG_ERR_INIT;
+	char want[160];
+
+	if (sched_result(f->st, f->lab1, j1, lease(f, f->lab1, j1, T0 + 50), &res, T0 + 100,
+			 MAX_ATTEMPTS, &st, &err) < 0)
+		fail_msg("result: %s", err.msg);
+	/* The same without the flag: ok with nothing measured. */
+	res.fingerprint_json = "{\"apply\": {\"already\": 0, \"all_already\": false}}";
+	res.digest_hex = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+	if (sched_result(f->st, f->lab1, j2, lease(f, f->lab1, j2, T0 + 101), &res, T0 + 102,
+			 MAX_ATTEMPTS, &st, &err) < 0)
+		fail_msg("result: %s", err.msg);
+	pass(f, T0 + 103);
+	snprintf(want, sizeof(want), "warning|Performance Testing NOT TESTED: every patch is "
+		 "already applied: nothing to measure|%lld", (long long)f->patch[1]);
+	assert_check(f, r1, "perf-one", want);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM email_outbox WHERE run_id = ?1",
+				 STORE_ARGS(STORE_INT(r1))), 0);
+	snprintf(want, sizeof(want), "warning|Performance Testing WARNING: no gated result to "
+		 "compare on release|%lld", (long long)f->patch[1]);
+	assert_check(f, r2, "perf-one", want);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM email_outbox WHERE run_id = ?1",
+				 STORE_ARGS(STORE_INT(r2))), 1);
+	assert_idempotent(f, T0 + 200);
+}
+
 /* A job the scheduler gave up on: a warning naming the host. */
 static void test_infra_error(void **state)
 {
@@ -824,6 +865,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_followup_agent_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_followup_infra_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_and_apply_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_already_applied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_build_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancelled_job, setup, teardown),
