@@ -58,19 +58,6 @@ int planner_url(const struct pass *p, char *out, size_t len, const char *what, i
 	return 0;
 }
 
-int planner_col_dup(sqlite3_stmt *stmt, int i, char **out)
-{
-	const unsigned char *s = sqlite3_column_text(stmt, i);
-
-	*out = NULL;
-	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
-		return 0;
-	if (!s)
-		return -1;
-	*out = strdup((const char *)s);
-	return *out ? 0 : -1;
-}
-
 /* ---- supersession ------------------------------------------------------ */
 
 static int cancel_series(struct planner *pl, int64_t now, int64_t series_id,
@@ -181,7 +168,7 @@ static int load_patches(struct store *st, struct series_info *si, struct pg_err 
 			goto nomem;
 		/* Without a cover letter's base-commit, patch 1's counts. */
 		if (!si->base_commit_raw && sqlite3_column_int64(stmt, 1) == 1 &&
-		    planner_col_dup(stmt, 3, &si->base_commit_raw) < 0)
+		    store_col_dup(stmt, 3, &si->base_commit_raw) < 0)
 			goto nomem;
 	}
 	if (row < 0)
@@ -229,9 +216,9 @@ static int load_series(struct store *st, int64_t id, struct series_info **out,
 	si->version = sqlite3_column_int64(stmt, 3);
 	si->total = sqlite3_column_int64(stmt, 4);
 	si->completed_at = sqlite3_column_int64(stmt, 5);
-	if (planner_col_dup(stmt, 0, &si->project) < 0 || planner_col_dup(stmt, 1, &si->title) < 0 ||
+	if (store_col_dup(stmt, 0, &si->project) < 0 || store_col_dup(stmt, 1, &si->title) < 0 ||
 	    pg_strvec_split(&si->tags, (const char *)sqlite3_column_text(stmt, 6), ',') < 0 ||
-	    planner_col_dup(stmt, 7, &si->base_commit_raw) < 0) {
+	    store_col_dup(stmt, 7, &si->base_commit_raw) < 0) {
 		pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
 		goto out;
 	}

@@ -60,7 +60,7 @@ static int load_dep_rows(struct store *st, int64_t owner, struct dep_row **rows,
 			goto out;
 		}
 		r->dep = sqlite3_column_int64(stmt, 2);
-		if (planner_col_dup(stmt, 1, &r->ref) < 0 || !r->ref)
+		if (store_col_dup(stmt, 1, &r->ref) < 0 || !r->ref)
 			goto nomem;
 		(*n)++;
 	}

@@ -104,10 +104,6 @@ void planner_note(struct notes *ns, const char *fmt, ...) __attribute__((format(
 int planner_url(const struct pass *p, char *out, size_t len, const char *what, int64_t id,
 		const char *tail, struct pg_err *err);
 
-/* A text column, copied; NULL for SQL NULL.  Returns -1 when out of
- * memory. */
-int planner_col_dup(sqlite3_stmt *stmt, int i, char **out);
-
 /* Collect the series' dependencies into si->deps (planner_deps.c);
  * *wait when it must wait for them.  Returns 0 or -1. */
 int planner_collect_deps(struct pass *p, struct series_info *si, bool *wait,

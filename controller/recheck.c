@@ -38,18 +38,6 @@ void recheck_list_free(struct recheck *v, size_t n)
 	free(v);
 }
 
-/* A text column, copied; NULL for SQL NULL or "".  -1 when out of memory. */
-static int recheck_col(sqlite3_stmt *stmt, int i, char **out)
-{
-	const unsigned char *s = sqlite3_column_text(stmt, i);
-
-	*out = NULL;
-	if (!s || !*s)
-		return 0;
-	*out = strdup((const char *)s);
-	return *out ? 0 : -1;
-}
-
 int recheck_list_pending(struct store *st, struct recheck **out, size_t *n, struct pg_err *err)
 {
 	const char *what = "list recheck requests";
@@ -73,10 +61,14 @@ int recheck_list_pending(struct store *st, struct recheck **out, size_t *n, stru
 		(*n)++;
 		r->id = sqlite3_column_int64(stmt, 0);
 		r->series_id = sqlite3_column_int64(stmt, 1);
-		if (recheck_col(stmt, 2, &r->contexts) < 0 || recheck_col(stmt, 3, &r->rebase) < 0)
+		if (store_col_dup(stmt, 2, &r->contexts) < 0 || store_col_dup(stmt, 3, &r->rebase) < 0)
 			goto nomem;
 		if (!r->contexts && !(r->contexts = strdup("")))
 			goto nomem;
+		if (r->rebase && !*r->rebase) {
+			free(r->rebase);
+			r->rebase = NULL;	/* an empty branch is no rebase */
+		}
 	}
 	if (row < 0)
 		goto out;

@@ -349,6 +349,19 @@ out:
 	return rc;
 }
 
+int store_col_dup(sqlite3_stmt *stmt, int i, char **out)
+{
+	const unsigned char *s = sqlite3_column_text(stmt, i);
+
+	*out = NULL;
+	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
+		return 0;
+	if (!s)
+		return -1;
+	*out = strdup((const char *)s);
+	return *out ? 0 : -1;
+}
+
 int store_exec(struct store *st, const char *sql, const char *what,
 	       struct pg_err *err)
 {

@@ -213,6 +213,10 @@ int store_list_ids(struct store *st, const char *what, const char *sql,
 		   const struct store_arg *args, size_t nargs, int64_t **ids, size_t *n,
 		   struct pg_err *err);
 
+/* Column i of the current row as a malloc'd string into *out (NULL for
+ * SQL NULL).  Returns 0, or -1 when out of memory. */
+int store_col_dup(sqlite3_stmt *stmt, int i, char **out);
+
 /* Run fixed SQL text (one or more statements, no parameters): pragmas and
  * schema scripts.  Never for text that holds values.  Returns 0 or -1. */
 int store_exec(struct store *st, const char *sql, const char *what,
