@@ -142,10 +142,73 @@ static void elide(const char *s, size_t max, char *out, size_t outlen)
 	put(out, outlen, "%.*s...%s", (int)head, s, s + len - tail);
 }
 
+/* The interval in change_pct's scale (it is kept in effect_pct's). */
+static void ci_change(const struct verdict_key *k, double *lo, double *hi)
+{
+	*lo = k->higher_is_better ? k->hl_lo_pct : -k->hl_hi_pct;
+	*hi = k->higher_is_better ? k->hl_hi_pct : -k->hl_lo_pct;
+}
+
+/* "-9.1%..-5.3%": the interval in the scale of change_pct (summaries,
+ * which give the raw change), or of effect_pct (reasons, which speak of
+ * worse and better). */
+static const char *fmt_ci(char *b, size_t len, const struct verdict_key *k, bool effect)
+{
+	double lo = k->hl_lo_pct, hi = k->hl_hi_pct;
+
+	if (!effect)
+		ci_change(k, &lo, &hi);
+	put(b, len, "%+.1f%%..%+.1f%%", lo, hi);
+	return b;
+}
+
+/* "12.3%", "-" when undefined, "none" when no change can be found. */
+static const char *fmt_mde(char *b, size_t len, double mde)
+{
+	if (isnan(mde))
+		put(b, len, "-");
+	else if (isinf(mde))
+		put(b, len, "none");
+	else
+		put(b, len, "%.1f%%", mde);
+	return b;
+}
+
+/* "6 pairs", "5+6 runs" */
+static const char *fmt_runs(char *b, size_t len, const struct verdict_key *k)
+{
+	if (k->paired)
+		put(b, len, "%zu pair%s", k->n_pairs, k->n_pairs == 1 ? "" : "s");
+	else
+		put(b, len, "%zu+%zu runs", k->n_base, k->n_patched);
+	return b;
+}
+
+/* An estimate in the interval's own scale: the log of the ratio when
+ * paired, a fraction of the base median when not. */
+static double to_scale(const struct verdict_key *k, double pct)
+{
+	return k->paired ? log1p(pct / 100) : pct / 100;
+}
+
+/* The runs at which an undecided key is expected to decide (verdict.h).
+ * An estimate above -threshold can only pass: the interval's lower end
+ * must clear -threshold.  One beyond it can only fail: the upper end must
+ * clear 0 (whether the estimate stays beyond -threshold is a matter of
+ * where the change truly is, which no number of runs settles). */
+static int pairs_needed(const struct verdict_params *pm, const struct verdict_key *k)
+{
+	double est = to_scale(k, k->effect_pct), thr = to_scale(k, -pm->threshold_pct);
+	double margin = est > thr ? est - thr : -est;
+
+	return verdict_pairs_needed(k->paired, k->sigma, margin, pm->alpha, VERDICT_MDE_POWER);
+}
+
 static void classify(const struct verdict_params *pm, struct verdict_key *k)
 {
-	char e[32], p[32], t[32];
+	char e[32], p[32], ci[48], mde[32], runs[48];
 	double thr = pm->threshold_pct;
+	int level = (int)lround(100 * (1 - pm->alpha));
 
 	if (k->n_base == 0 || k->n_patched == 0) {
 		k->cls = VERDICT_MISSING;
@@ -154,54 +217,49 @@ static void classify(const struct verdict_params *pm, struct verdict_key *k)
 		    k->n_base == 0 ? "the base side" : "the patched side");
 		return;
 	}
-	if (k->noise_pct > pm->noise_limit_pct) {
-		k->cls = VERDICT_NOISY;
-		put(k->reason, sizeof(k->reason), "%s CV %.1f%% > noise limit %g%%",
-		    k->paired ? "ratio" : "base", k->noise_pct, pm->noise_limit_pct);
-		return;
-	}
 	fmt_pct(e, sizeof(e), k->effect_pct);
 	fmt_p(p, sizeof(p), k->p);
-	if (fabs(k->effect_pct) <= thr) {
-		k->cls = VERDICT_NO_CHANGE;
-		put(k->reason, sizeof(k->reason), "%s within %g%% (p=%s)", e, thr, p);
+	fmt_ci(ci, sizeof(ci), k, true);
+	fmt_mde(mde, sizeof(mde), k->mde_pct);
+	fmt_runs(runs, sizeof(runs), k);
+	if (!k->ci_valid) {
+		k->cls = VERDICT_INCONCLUSIVE;
+		k->pairs_needed = verdict_min_runs(k->paired, pm->alpha);
+		put(k->reason, sizeof(k->reason),
+		    "%s, but %s give no %d%% interval (at most %.0f%%): %d needed", e, runs,
+		    level, 100 * k->hl_conf, k->pairs_needed);
 		return;
 	}
-	put(t, sizeof(t), "%+g%%", k->effect_pct < 0 ? -thr : thr);
-	if (k->p < pm->alpha) {
-		bool worse = k->effect_pct < 0;
-
-		/* The medians and the shift of all pairs must agree on the
-		 * direction; a disagreement means the sides overlap in a way
-		 * no single number describes. */
-		if (worse ? k->hl_effect_pct < 0 : k->hl_effect_pct > 0) {
-			k->cls = worse ? VERDICT_REGRESSION : VERDICT_IMPROVEMENT;
-			put(k->reason, sizeof(k->reason), "%s beyond %s and p=%s < %g", e, t,
-			    p, pm->alpha);
-			return;
-		}
-		k->cls = VERDICT_INCONCLUSIVE;
+	if (k->hl_hi_pct < 0 && k->effect_pct < -thr) {
+		k->cls = VERDICT_REGRESSION;
+		put(k->reason, sizeof(k->reason), "%s beyond -%g%%, %d%% CI %s wholly below 0 (p=%s)",
+		    e, thr, level, ci, p);
+		return;
+	}
+	if (k->hl_lo_pct > 0 && k->effect_pct > thr) {
+		k->cls = VERDICT_IMPROVEMENT;
+		put(k->reason, sizeof(k->reason), "%s beyond +%g%%, %d%% CI %s wholly above 0 (p=%s)",
+		    e, thr, level, ci, p);
+		return;
+	}
+	if (k->hl_lo_pct > -thr) {
+		k->cls = VERDICT_NO_CHANGE;
+		put(k->reason, sizeof(k->reason), "%s, %d%% CI %s excludes -%g%% (p=%s, MDE %s)", e,
+		    level, ci, thr, p, mde);
+		return;
+	}
+	k->pairs_needed = pairs_needed(pm, k);
+	if (k->noise_pct > pm->noise_limit_pct) {
+		k->cls = VERDICT_NOISY;
 		put(k->reason, sizeof(k->reason),
-		    "%s beyond %s, p=%s < %g, but the Hodges-Lehmann shift is %+.1f%%", e,
-		    t, p, pm->alpha, k->hl_effect_pct);
+		    "%s CV %.1f%% > noise limit %g%%: %s, %d%% CI %s with %s (MDE %s)",
+		    k->paired ? "ratio" : "base", k->noise_pct, pm->noise_limit_pct, e, level, ci,
+		    runs, mde);
 		return;
 	}
 	k->cls = VERDICT_INCONCLUSIVE;
-	if (k->p_min >= pm->alpha) {
-		char pmin[32], runs[64];
-
-		if (k->paired)
-			put(runs, sizeof(runs), "%zu pair%s", k->n_pairs,
-			    k->n_pairs == 1 ? "" : "s");
-		else
-			put(runs, sizeof(runs), "%zu+%zu runs", k->n_base, k->n_patched);
-		put(k->reason, sizeof(k->reason),
-		    "%s beyond %s but p=%s >= %g: %s cannot reach p < %g (smallest p %s)", e, t,
-		    p, pm->alpha, runs, pm->alpha, fmt_p(pmin, sizeof(pmin), k->p_min));
-	} else {
-		put(k->reason, sizeof(k->reason), "%s beyond %s but p=%s >= %g", e, t, p,
-		    pm->alpha);
-	}
+	put(k->reason, sizeof(k->reason), "%s, %d%% CI %s reaches beyond -%g%%%s with %s (MDE %s)",
+	    e, level, ci, thr, k->hl_hi_pct < 0 ? "" : " and above 0", runs, mde);
 }
 
 /* Whether the pairs can be compared as ratios: there are some, and every
@@ -225,7 +283,7 @@ static bool pairs_usable(const struct verdict_key_in *in)
 static int eval_paired(const struct verdict_key_in *in, double alpha, struct verdict_key *out,
 		       struct pg_err *err)
 {
-	double sign = in->higher_is_better ? 1 : -1, med, cv, lo, hi;
+	double sign = in->higher_is_better ? 1 : -1, med, cv, lo, hi, mad;
 	struct stats_hl walsh;
 	double *r = malloc(2 * in->n_pairs * sizeof(*r)), *lr;
 	struct stats_wsr w;
@@ -241,7 +299,8 @@ static int eval_paired(const struct verdict_key_in *in, double alpha, struct ver
 	if (stats_median(r, in->n_pairs, &med, err) < 0 ||
 	    stats_cv_robust(r, in->n_pairs, &cv, err) < 0 ||
 	    stats_wilcoxon_signed_rank(lr, in->n_pairs, &w, err) < 0 ||
-	    stats_walsh_interval(lr, in->n_pairs, 1 - alpha, &walsh, err) < 0) {
+	    stats_walsh_interval(lr, in->n_pairs, 1 - alpha, &walsh, err) < 0 ||
+	    stats_mad(lr, in->n_pairs, &mad, err) < 0) {
 		pg_err_prefix(err, "pairs");
 		goto out;
 	}
@@ -260,10 +319,19 @@ static int eval_paired(const struct verdict_key_in *in, double alpha, struct ver
 	out->hl_hi_pct = lo < hi ? hi : lo;
 	out->hl_conf = walsh.conf;
 	out->noise_pct = 100 * cv;
+	out->sigma = STATS_MAD_NORMAL * mad;
+	if (verdict_mde_pct(true, in->n_pairs, in->n_pairs, &out->sigma, walsh.hi - walsh.lo,
+			    alpha, VERDICT_MDE_POWER, &out->mde_pct, err) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(r);
 	return rc;
+}
+
+static double sq0(double v)
+{
+	return isnan(v) ? 0 : v * v;
 }
 
 /* The unpaired comparison (verdict.h): medians, Mann-Whitney, the
@@ -291,7 +359,11 @@ static int eval_unpaired(const struct verdict_key_in *in, double alpha, struct v
 	out->hl_lo_pct = lo < hi ? lo : hi;
 	out->hl_hi_pct = lo < hi ? hi : lo;
 	out->hl_conf = hl.conf;
-	return 0;
+	/* the sides' spreads pooled; a side of one run has none to give */
+	out->sigma = sqrt((sq0(out->base_cv_pct) + sq0(out->patched_cv_pct)) / 2) / 100;
+	return verdict_mde_pct(false, in->n_base, in->n_patched, &out->sigma,
+			       (out->hl_hi_pct - out->hl_lo_pct) / 100, alpha, VERDICT_MDE_POWER,
+			       &out->mde_pct, err);
 }
 
 int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_params *params,
@@ -304,6 +376,7 @@ int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_param
 	out->change_pct = out->effect_pct = out->p = out->p_min = NAN;
 	out->hl_effect_pct = out->hl_lo_pct = out->hl_hi_pct = out->hl_conf = NAN;
 	out->base_cv_pct = out->patched_cv_pct = out->noise_pct = NAN;
+	out->sigma = out->mde_pct = NAN;
 	if (!in->benchmark || !in->key)
 		return pg_err_set(err, PG_EINVAL, "verdict: a key without a name");
 	if ((in->n_base > 0 && !in->base) || (in->n_patched > 0 && !in->patched) ||
@@ -335,6 +408,12 @@ int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_param
 		if (pairs_usable(in) ? eval_paired(in, params->alpha, out, err) < 0 :
 		    eval_unpaired(in, params->alpha, out, err) < 0)
 			goto fail;
+		/* The achieved level is a sum of binary fractions: a hair
+		 * under 1 - alpha from rounding still reaches it.  The
+		 * counts must allow it too: identical runs give an interval
+		 * of one point at "level 1" from any count. */
+		out->ci_valid = out->hl_conf >= 1 - params->alpha - 1e-9 &&
+				out->p_min <= params->alpha + 1e-9;
 	} else {
 		/* a side is missing (classify() says so): no comparison */
 		out->noise_pct = out->base_cv_pct;
@@ -375,9 +454,21 @@ static double badness(enum verdict_why why, const struct verdict_key *k)
 /* Which keys of a class worst_of() considers. */
 enum key_filter {
 	KEYS_ALL,
-	KEYS_WORSE,		/* effect_pct < 0 */
-	KEYS_TOO_FEW,		/* judged on runs that cannot reach p < alpha */
+	KEYS_ASKING,		/* undecided keys that more runs may decide:
+				 * no valid interval yet, or expected to
+				 * decide within the cap */
 };
+
+/* Whether an undecided key asks for more runs (verdict.h, follow-ups):
+ * unless it has a valid interval and would need more than
+ * VERDICT_HOPELESS times the cap, whose interval would then still be
+ * twice too wide (the width goes with 1/sqrt(n)).  Short of that the
+ * estimate of its spread from a few runs is too rough to give up on. */
+static bool key_asks(const struct verdict_job_in *in, const struct verdict_key *k)
+{
+	return !k->ci_valid ||
+	       k->pairs_needed <= VERDICT_HOPELESS * (double)in->max_repetitions;
+}
 
 /* The worst gated key of class cls (-1: any) that the filter keeps, or
  * NULL. */
@@ -391,8 +482,7 @@ static const struct verdict_key *worst_of(const struct verdict_job_in *in, enum 
 
 		if (!k->gated || (cls >= 0 && k->cls != (enum verdict_class)cls))
 			continue;
-		if ((filter == KEYS_WORSE && !(k->effect_pct < 0)) ||
-		    (filter == KEYS_TOO_FEW && !(k->p_min >= in->params->alpha)))
+		if (filter == KEYS_ASKING && !key_asks(in, k))
 			continue;
 		if (!w || badness(why, k) > badness(why, w))
 			w = k;
@@ -415,11 +505,33 @@ static const struct verdict_key *missing_on(const struct verdict_job_in *in, boo
 	return NULL;
 }
 
+/* ", MDE 12.3% > 10%" when the host resolves less than the threshold
+ * with these runs, else "". */
+static const char *mde_note(char *b, size_t len, const struct verdict_key *k,
+			    const struct verdict_params *pm)
+{
+	char m[32];
+
+	if (!k || !(k->mde_pct > pm->threshold_pct))
+		put(b, len, "%s", "");
+	else
+		put(b, len, ", MDE %s > %g%%", fmt_mde(m, sizeof(m), k->mde_pct), pm->threshold_pct);
+	return b;
+}
+
+/* How many gated keys the pass rests on. */
+static size_t n_decided(const struct verdict_job *j)
+{
+	return j->n_gated - j->n_missing;
+}
+
 static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 {
 	char key[KEY_MAX + 1], mode[NAME_MAX_SHOWN + 1], host[HOST_MAX_SHOWN + 1];
-	char bench[NAME_MAX_SHOWN + 1], e[32], p[32];
+	char bench[NAME_MAX_SHOWN + 1], e[32], p[32], ci[48], mde[32], note[48];
 	const struct verdict_key *w = j->worst;
+	const struct verdict_params *pm = in->params;
+	int level = (int)lround(100 * (1 - pm->alpha));
 	char *s = j->summary;
 	size_t len = sizeof(j->summary);
 
@@ -429,10 +541,18 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 	elide(w ? w->benchmark : "benchmark", NAME_MAX_SHOWN, bench, sizeof(bench));
 	fmt_pct(e, sizeof(e), w ? w->change_pct : NAN);
 	fmt_p(p, sizeof(p), w ? w->p : NAN);
+	if (w)
+		fmt_ci(ci, sizeof(ci), w, false);
+	else
+		put(ci, sizeof(ci), "-");
+	fmt_mde(mde, sizeof(mde), w ? w->mde_pct : NAN);
+	mde_note(note, sizeof(note), w, pm);
 
 	switch (j->why) {
 	case VERDICT_WHY_PASS:
-		put(s, len, "worst: %s %s on %s", key, e, mode);
+		put(s, len, "%zu key%s exclude%s -%g%%; worst %s %s, CI %s%s on %s", n_decided(j),
+		    n_decided(j) == 1 ? "" : "s", n_decided(j) == 1 ? "s" : "", pm->threshold_pct,
+		    key, e, ci, note, mode);
 		break;
 	case VERDICT_WHY_NO_GATED_KEY:
 		put(s, len, "no gated result to compare on %s", mode);
@@ -441,13 +561,18 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 		put(s, len, "%s missing on the patched side on %s", key, mode);
 		break;
 	case VERDICT_WHY_INCONCLUSIVE:
-		put(s, len, "inconclusive %s: %s (p=%s, %d runs) on %s", key, e, p,
-		    in->repetitions, mode);
+		if (w && !w->ci_valid)
+			put(s, len, "inconclusive %s: %s, no %d%% interval from %d runs on %s", key,
+			    e, level, in->repetitions, mode);
+		else
+			put(s, len, "inconclusive %s: %s, %d%% CI %s: this host cannot resolve "
+			    "%g%% with %d runs (MDE %s) on %s", key, e, level, ci, pm->threshold_pct,
+			    in->repetitions, mde, mode);
 		break;
 	case VERDICT_WHY_NOISY:
-		put(s, len, "noisy host %s (%s CV %.1f%% > %g%%)", host,
+		put(s, len, "noisy host %s (%s CV %.1f%% > %g%%): %s %s, CI %s, MDE %s", host,
 		    w && w->paired ? "ratio" : "base", w ? w->noise_pct : NAN,
-		    in->params->noise_limit_pct);
+		    pm->noise_limit_pct, key, e, ci, mde);
 		break;
 	case VERDICT_WHY_BENCH_FAILURE:
 		if (!w)
@@ -471,12 +596,16 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 		put(s, len, "every patch is already applied: nothing to measure");
 		break;
 	case VERDICT_WHY_MORE_REPETITIONS:
-		if (w && w->cls == VERDICT_NOISY)
-			put(s, len, "%s: %s CV %.1f%% (%d runs) on %s, %d more run%s", key,
-			    w->paired ? "ratio" : "base", w->noise_pct, in->repetitions, mode,
+		if (w && !w->ci_valid)
+			put(s, len, "%s: %s, no %d%% interval from %d runs on %s, %d more run%s", key,
+			    e, level, in->repetitions, mode, j->more_repetitions,
+			    j->more_repetitions == 1 ? "" : "s");
+		else if (w && w->cls == VERDICT_NOISY)
+			put(s, len, "%s: %s CV %.1f%%, CI %s (%d runs) on %s, %d more run%s", key,
+			    w->paired ? "ratio" : "base", w->noise_pct, ci, in->repetitions, mode,
 			    j->more_repetitions, j->more_repetitions == 1 ? "" : "s");
 		else
-			put(s, len, "%s: %s (p=%s, %d runs) on %s, %d more run%s", key, e, p,
+			put(s, len, "%s: %s, CI %s (%d runs) on %s, %d more run%s", key, e, ci,
 			    in->repetitions, mode, j->more_repetitions,
 			    j->more_repetitions == 1 ? "" : "s");
 		break;
@@ -484,7 +613,7 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 		put(s, len, "%s failed on the patched side on %s", bench, mode);
 		break;
 	case VERDICT_WHY_REGRESSION:
-		put(s, len, "%s: %s (p=%s) on %s", key, e, p, mode);
+		put(s, len, "%s: %s (%d%% CI %s, p=%s) on %s", key, e, level, ci, p, mode);
 		break;
 	case VERDICT_WHY_BUILD:
 		put(s, len, "build failure on %s", mode);
@@ -513,13 +642,24 @@ static void judge_keys(const struct verdict_job_in *in, bool bench_failed, struc
 		set_why(j, VERDICT_FAIL, VERDICT_WHY_PATCHED_CRASH, k);
 		return;
 	}
-	k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, KEYS_WORSE);
-	/* the spread of a few runs is itself a rough figure (verdict.h) */
+	/* Every undecided gated key that more runs may decide asks for
+	 * them, whichever way it points: a pass needs its interval to
+	 * exclude a regression.  The follow-up is as large as the neediest
+	 * key's expectation, within the cap. */
+	k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, KEYS_ASKING);
 	if (!k)
-		k = worst_of(in, VERDICT_WHY_NOISY, VERDICT_NOISY, KEYS_TOO_FEW);
+		k = worst_of(in, VERDICT_WHY_NOISY, VERDICT_NOISY, KEYS_ASKING);
 	if (k && in->repetitions < in->max_repetitions) {
-		int more = in->repetitions;
+		int need = 0, more;
 
+		for (size_t i = 0; i < in->n_keys; i++) {
+			const struct verdict_key *x = &in->keys[i];
+
+			if (x->gated && (x->cls == VERDICT_INCONCLUSIVE || x->cls == VERDICT_NOISY) &&
+			    key_asks(in, x) && x->pairs_needed > need)
+				need = x->pairs_needed;
+		}
+		more = need - in->repetitions;
 		if (more > in->max_repetitions - in->repetitions)
 			more = in->max_repetitions - in->repetitions;
 		j->more_repetitions = more > 0 ? more : 1;
@@ -539,7 +679,7 @@ static void judge_keys(const struct verdict_job_in *in, bool bench_failed, struc
 		set_why(j, VERDICT_WARNING, VERDICT_WHY_NOISY, k);
 		return;
 	}
-	if ((k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, KEYS_WORSE))) {
+	if ((k = worst_of(in, VERDICT_WHY_INCONCLUSIVE, VERDICT_INCONCLUSIVE, KEYS_ALL))) {
 		set_why(j, VERDICT_WARNING, VERDICT_WHY_INCONCLUSIVE, k);
 		return;
 	}
@@ -666,7 +806,8 @@ static const char *fmt_num(char *b, size_t len, double v)
 
 struct row {
 	char bench[NAME_MAX_SHOWN + 1], key[TABLE_KEY_MAX + 2], runs[48];
-	char base[32], patched[32], delta[32], change[32], p[32], verdict[32];
+	char base[32], patched[32], delta[32], change[32], ci[48], p[32], mde[32];
+	char verdict[32];
 };
 
 static void make_row(const struct verdict_key *k, struct row *r)
@@ -688,6 +829,11 @@ static void make_row(const struct verdict_key *k, struct row *r)
 		put(r->p, sizeof(r->p), "-");
 	else
 		fmt_p(r->p, sizeof(r->p), k->p);
+	if (k->ci_valid)
+		fmt_ci(r->ci, sizeof(r->ci), k, false);
+	else
+		put(r->ci, sizeof(r->ci), "-");
+	fmt_mde(r->mde, sizeof(r->mde), k->mde_pct);
 	put(r->verdict, sizeof(r->verdict), k->gated ? "%s" : "(%s)",
 	    verdict_class_name(k->cls));
 }
@@ -701,16 +847,17 @@ static void widen(int *w, const char *s)
 }
 
 int verdict_table_text(struct pg_buf *out, const struct verdict_key *keys, size_t n,
-		       struct pg_err *err)
+			struct pg_err *err)
 {
 	static const char *const head[] = { "benchmark", "key", "runs", "base", "patched",
-					    "delta", "change", "p", "verdict" };
-	int w[9];
-	bool lower = false, ungated = false, paired = false;
+					    "delta", "change", "ci", "p", "mde", "verdict" };
+	enum { NCOL = sizeof(head) / sizeof(head[0]) };
+	int w[NCOL];
+	bool lower = false, ungated = false, paired = false, ci = false;
 	struct row r;
 	int rc = 0;
 
-	for (int c = 0; c < 9; c++)
+	for (int c = 0; c < NCOL; c++)
 		w[c] = (int)strlen(head[c]);
 	for (size_t i = 0; i < n; i++) {
 		make_row(&keys[i], &r);
@@ -721,26 +868,34 @@ int verdict_table_text(struct pg_buf *out, const struct verdict_key *keys, size_
 		widen(&w[4], r.patched);
 		widen(&w[5], r.delta);
 		widen(&w[6], r.change);
-		widen(&w[7], r.p);
+		widen(&w[7], r.ci);
+		widen(&w[8], r.p);
+		widen(&w[9], r.mde);
 		lower |= !keys[i].higher_is_better;
 		ungated |= !keys[i].gated;
 		paired |= keys[i].paired;
+		ci |= !isnan(keys[i].mde_pct);
 	}
-	rc |= pg_buf_printf(out, "%-*s  %-*s  %-*s  %*s  %*s  %*s  %*s  %*s  %s\n", w[0], head[0],
-			    w[1], head[1], w[2], head[2], w[3], head[3], w[4], head[4], w[5],
-			    head[5], w[6], head[6], w[7], head[7], head[8]);
+	rc |= pg_buf_printf(out, "%-*s  %-*s  %-*s  %*s  %*s  %*s  %*s  %*s  %*s  %*s  %s\n", w[0],
+			    head[0], w[1], head[1], w[2], head[2], w[3], head[3], w[4], head[4],
+			    w[5], head[5], w[6], head[6], w[7], head[7], w[8], head[8], w[9],
+			    head[9], head[10]);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		make_row(&keys[i], &r);
-		rc |= pg_buf_printf(out, "%-*s  %-*s  %-*s  %*s  %*s  %*s  %*s  %*s  %s\n", w[0],
-				    r.bench, w[1], r.key, w[2], r.runs, w[3], r.base, w[4],
-				    r.patched, w[5], r.delta, w[6], r.change, w[7], r.p,
-				    r.verdict);
+		rc |= pg_buf_printf(out, "%-*s  %-*s  %-*s  %*s  %*s  %*s  %*s  %*s  %*s  %*s  %s\n",
+				    w[0], r.bench, w[1], r.key, w[2], r.runs, w[3], r.base, w[4],
+				    r.patched, w[5], r.delta, w[6], r.change, w[7], r.ci, w[8], r.p,
+				    w[9], r.mde, r.verdict);
 	}
 	if (rc == 0 && lower)
 		rc |= pg_buf_adds(out, "* lower is better\n");
 	if (rc == 0 && paired)
 		rc |= pg_buf_adds(out, "change, p: median of the patched/base ratios of runs done "
 				  "back to back, Wilcoxon signed-rank test\n");
+	if (rc == 0 && ci)
+		rc |= pg_buf_adds(out, "ci: the change's confidence interval at 1 - alpha (- when "
+				  "the runs give none); mde: the smallest slowdown these runs "
+				  "find 80% of the time\n");
 	if (rc == 0 && ungated)
 		rc |= pg_buf_adds(out, "(verdict): reported only, the key does not gate\n");
 	if (rc != 0)

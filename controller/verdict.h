@@ -37,38 +37,76 @@
  * UNPAIRED: medians of each side, Mann-Whitney U, the two-sample
  * Hodges-Lehmann shift, and the base side's robust CV as the noise.
  *
- * Key rules, in order (the first that applies):
+ * Key rules: from the interval, not the point (issue 16).  A key is
+ * decided only when its data show the answer; a point estimate inside the
+ * threshold says nothing when the interval around it is wide.  With est
+ * the point estimate (effect_pct) and [lo, hi] the change's
+ * distribution-free (1 - alpha) confidence interval (hl_lo_pct,
+ * hl_hi_pct: the Walsh-average interval of the log ratios when paired,
+ * the two-sample Hodges-Lehmann interval when not), in order (the first
+ * that applies):
+ *
  *   missing       a side has no samples
- *   noisy         the noise (see above; stats_cv_robust(), see stats.h for
- *                 why robust) exceeds noise_limit_pct: a warning naming
- *                 the host, never a pass or a fail.  Judged on fewer runs
- *                 than can reach p < alpha (p_min >= alpha: 3 pairs) the
- *                 figure itself is rough (the robust spread of three
- *                 ratios is one of their deviations), so the job first
- *                 asks for more runs, as for an inconclusive key; with
- *                 enough runs more would not make the host quieter
- *   no-change     |effect_pct| <= threshold_pct, whatever p says
- *   regression    effect_pct < -threshold_pct, p < alpha, and the
- *                 Hodges-Lehmann shift points the same way
- *   improvement   effect_pct > threshold_pct, p < alpha, the shift agrees
- *   inconclusive  beyond the threshold without significance
+ *   inconclusive  the interval does not reach the level asked (ci_valid
+ *                 false: 3 pairs reach at most 75 %, 5 pairs 94 %; 6 pairs
+ *                 are the fewest that give 95 %): too few runs for any
+ *                 interval is never a pass
+ *   regression    hi < 0 (the interval lies wholly below 0: the change is
+ *                 significant) and est < -threshold
+ *   improvement   lo > 0 and est > +threshold
+ *   no-change     lo > -threshold: the data exclude a regression of the
+ *                 threshold's size (a pass; the estimate may still be an
+ *                 improvement too small or too uncertain to report)
+ *   noisy         undecided, and the noise (the ratios' robust CV when
+ *                 paired, else the base side's; stats_cv_robust()) exceeds
+ *                 noise_limit_pct: the reason to give is the host
+ *   inconclusive  undecided otherwise
+ *
+ * Why "significant and beyond the threshold" for a regression rather than
+ * the stricter "the whole interval beyond -threshold": with the 6 to 24
+ * pairs a context can afford, the stricter rule would call nearly every
+ * real regression of one or two thresholds inconclusive on a lab host, so
+ * maintainers would get warnings for slowdowns the data do show.  The rule
+ * kept cannot fail a patch that changes nothing more often than alpha / 2
+ * (the interval would have to miss 0 on the worse side), and a pass still
+ * needs the interval to exclude the threshold, so a real regression of
+ * 1.5 thresholds passes at most about alpha / 2 of the time
+ * (bench/verdict_sim.c measures both).  The noise limit no longer hides a
+ * decision the interval makes: a -50 % change on a noisy host is a
+ * regression, and a pass on one has an interval that excludes the
+ * threshold.  Noise only names why a key stayed undecided.
+ *
+ * The minimum detectable effect (mde_pct, verdict_mde_pct()): the
+ * smallest slowdown whose interval would lie wholly below 0 with power
+ * VERDICT_MDE_POWER, given the spread the key's runs show and the runs
+ * done: what this host resolves with these runs.  When it is larger than
+ * the threshold a pass is still sound (its interval excluded the
+ * threshold), but a regression must be larger than the MDE to be found
+ * reliably, and the texts say so.
  *
  * Small samples.  The exact two-sided p cannot fall below a floor set by
  * the counts: paired, stats_wsr_min_p(n_pairs) is 0.25 with 3 pairs and
  * 0.031 with 6; unpaired, stats_mw_min_p(n_base, n_patched) is 0.1 with
- * 3 + 3.  So with alpha 0.05 a change beyond the threshold is ALWAYS
- * inconclusive at 3 runs per side, however large.  That is deliberate:
- * three runs cannot tell a slowdown from a bad minute.  The key's reason
- * then says so and gives the smallest p reachable; the job asks for more
+ * 3 + 3.  The interval's level has the same floor (1 - p_min), so with
+ * alpha 0.05 a key is ALWAYS inconclusive at 3 runs per side, however
+ * large the change: three runs cannot tell a slowdown from a bad minute,
+ * nor a pass from luck.  The key's reason says so; the job asks for more
  * repetitions, up to the context's max_repetitions.
  *
  * Follow-ups.  A job that is pending-more-repetitions gets a follow-up job
  * on the same host with the same build directories; the caller then
  * evaluates the key again on the samples of the job and all its follow-ups
- * together, with repetitions = the runs per side so far.  Only a
- * worse-direction inconclusive gated key, or a gated key called noisy on
- * too few runs, asks for more: an inconclusive improvement cannot fail the
- * check, so it is reported and costs no host time.
+ * together, with repetitions = the runs per side so far.  Every undecided
+ * gated key (inconclusive or noisy) asks for more, whichever way its
+ * estimate points: a pass needs the interval to exclude a regression.  A
+ * decided key asks for nothing.  How many more: pairs_needed, the runs per
+ * side at which the key's interval is expected to decide, from its spread
+ * and the distance of its estimate from the boundary it must clear
+ * (verdict_pairs_needed()); the job asks for the largest of its keys',
+ * within the cap.  A key whose interval is valid and that would need more
+ * than VERDICT_HOPELESS times the cap stops asking (at the cap its
+ * interval would still be twice too wide): more runs would be waste, and
+ * the warning says what the host can resolve.
  */
 
 #include <stdbool.h>
@@ -81,7 +119,8 @@
 /* What a context sets (profile.h "contexts"). */
 struct verdict_params {
 	double threshold_pct;		/* (0, 100] */
-	double alpha;			/* (0, 0.5] */
+	double alpha;			/* (0, 0.5]: the interval's level is
+					 * 1 - alpha */
 	double noise_limit_pct;		/* (0, 100] */
 };
 
@@ -154,6 +193,22 @@ struct verdict_key {
 					 * same scale and sign, lo <= hi */
 	double hl_conf;			/* the level that interval achieves; the
 					 * level asked is 1 - alpha */
+	bool ci_valid;			/* hl_conf reaches 1 - alpha (less a
+					 * rounding tolerance): the interval can
+					 * decide */
+	double sigma;			/* the spread mde_pct comes from: the
+					 * robust SD (MAD * STATS_MAD_NORMAL) of
+					 * the log ratios when paired, else the
+					 * root mean square of the sides' robust
+					 * CVs (a fraction); NaN without a
+					 * comparison */
+	double mde_pct;			/* the minimum detectable effect
+					 * (above): a positive size in %, NaN
+					 * without a comparison */
+	int pairs_needed;		/* runs per side at which the interval
+					 * is expected to decide (paired: pairs);
+					 * 0 when decided or undefined; may
+					 * exceed any cap */
 	double base_cv_pct, patched_cv_pct;	/* robust CV; NaN with < 2 values */
 	double noise_pct;		/* what the noise rule compared: the
 					 * ratios' robust CV when paired, else
@@ -173,6 +228,59 @@ struct verdict_key {
  */
 int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_params *params,
 		     struct verdict_key *out, struct pg_err *err);
+
+/* A key stops asking for runs when it needs this many times the cap. */
+#define VERDICT_HOPELESS 4
+
+/* The power at which mde_pct is stated. */
+#define VERDICT_MDE_POWER 0.8
+
+/* pairs_needed for a key that no number of runs is expected to decide
+ * (its estimate sits on the boundary it must clear). */
+#define VERDICT_PAIRS_NEVER 1000000
+
+/*
+ * The minimum detectable effect of the rules above, in % (a positive size
+ * of slowdown): the smallest true change whose (1 - alpha) interval lies
+ * wholly below 0 with probability `power`, for runs of spread *sigma (the
+ * standard deviation of the log ratios when paired, n_base = n_patched =
+ * the pairs; of each side's values relative to its centre when not).
+ * The interval's upper bound is location and scale equivariant, so the
+ * answer is the spread times a quantile that depends only on the counts,
+ * alpha and power; that quantile is simulated (normal runs, a fixed seed,
+ * so the same inputs always give the same answer; the exact small-sample
+ * intervals have no closed form) and kept for reuse; past 64 pairs it is
+ * the normal approximation, (z_{1-alpha/2} + z_power) sqrt(pi / 3n).
+ *
+ * *sigma is also an output: the spread used, the larger of the one given
+ * and the one that width (the observed interval's width in the same
+ * scale; NaN or 0 to ignore) implies, width over the median width of the
+ * simulated unit-spread intervals.  So runs in two clusters, whose robust
+ * spread is small but whose interval is wide, are not credited with a
+ * resolution they did not show.
+ *
+ * INFINITY when the counts give no interval at 1 - alpha (no change,
+ * however large, is called a regression); 0 when the spread is 0.
+ * Thread-safe.  Returns 0, or -1 with PG_EINVAL (alpha or power out of
+ * (0, 1), *sigma negative or not finite, a count of 0) or PG_ENOMEM.
+ */
+int verdict_mde_pct(bool paired, size_t n_base, size_t n_patched, double *sigma, double width,
+		    double alpha, double power, double *out, struct pg_err *err);
+
+/*
+ * The runs per side at which an interval of spread sigma (as above, paired
+ * or per side) is expected to lie wholly on one side of a boundary at
+ * distance margin (same scale as sigma: a log ratio when paired) with
+ * probability power: the smallest n >= n_min with
+ * (z_{1-alpha/2} + z_power) sqrt(pi / 3n) sigma <= margin, where n_min is
+ * the fewest runs whose interval reaches 1 - alpha.  VERDICT_PAIRS_NEVER
+ * when margin <= 0 or the answer is larger.  Pure.
+ */
+int verdict_pairs_needed(bool paired, double sigma, double margin, double alpha, double power);
+
+/* The fewest pairs (paired) or runs per side (not) whose interval reaches
+ * level 1 - alpha: 6 for alpha 0.05 paired, 4 unpaired. */
+int verdict_min_runs(bool paired, double alpha);
 
 /* A check's state, in Patchwork's words. */
 enum verdict_state {
@@ -252,19 +360,25 @@ struct verdict_job {
 	enum verdict_state state;
 	enum verdict_why why;
 	/* The key the summary names: the worst regression, the patched-side
-	 * failure, the worst worse-direction inconclusive key, the noisiest
+	 * failure, the worst inconclusive key (lowest effect), the noisiest
 	 * key (noise_pct), the missing key; on success the gated key with the lowest
 	 * effect.  NULL when no key is involved. */
 	const struct verdict_key *worst;
 	/* When pending: how many more runs per side to ask of the follow-up
-	 * (as many again as so far, up to the cap; at least 1).  0 else. */
+	 * (the largest pairs_needed of the keys that ask, less the runs so
+	 * far, within the cap; at least 1).  0 else. */
 	int more_repetitions;
 	size_t n_gated, n_regressions, n_improvements, n_inconclusive, n_noisy,
 	       n_missing;		/* gated keys per class */
-	/* A few words, without the "Performance Testing ..." prefix:
-	 * "mempool.cache...: -7.2% (p=0.004) on release", "noisy host lab-3
-	 * (ratio CV 9.1% > 5%)" ("base CV" when unpaired), "apply patch
-	 * failure".  At most VERDICT_DESC_LIMIT bytes. */
+	/* A few words, without the "Performance Testing ..." prefix; every
+	 * measured one names its key, the change and its interval (in the
+	 * change's scale), and the MDE where the host resolves less than the
+	 * threshold: "mempool.cache...: -7.2% (95% CI -9.1%..-5.3%, p=0.004)
+	 * on release", "4 keys exclude -5%; worst KEY -1.2%, CI
+	 * -3.0%..+0.4% on release", "inconclusive KEY: -8.6%, 95% CI
+	 * -31.0%..+14.0%: this host cannot resolve 10% with 6 runs (MDE
+	 * 35.2%) on release", "noisy host lab-3 (ratio CV 31.0% > 15%): KEY
+	 * ...", "apply patch failure".  At most VERDICT_DESC_LIMIT bytes. */
 	char summary[VERDICT_DESC_MAX];
 };
 
@@ -275,10 +389,11 @@ struct verdict_job {
  * already_applied (a warning: nothing was measured, as nothing changed).  For ok and bench-failure,
  * from the GATED keys: any regression fails; for bench-failure, a gated
  * key with base samples and no patched ones fails too (the patch broke the
- * benchmark, as a patched build failure fails); then an inconclusive
- * worse-direction key, or else a key called noisy on too few runs (the
- * key rules above), is pending while repetitions < max_repetitions;
- * then warnings (bench-failure otherwise, noisy, inconclusive at the cap,
+ * benchmark, as a patched build failure fails); then an undecided key
+ * (inconclusive, else noisy) that asks for more runs (the follow-ups
+ * above: no valid interval yet, or pairs_needed within the cap) is
+ * pending while repetitions < max_repetitions; then warnings
+ * (bench-failure otherwise, noisy, inconclusive at the cap or beyond it,
  * a gated key with base samples and no patched ones, no gated key compared
  * at all); success otherwise.  A gated key that only the patched side has
  * (the series adds a test case) is reported, not warned about.  Ungated
@@ -297,8 +412,9 @@ struct verdict_context {
 	 * habit: "Performance Testing PASS", "Performance Testing FAIL:
 	 * KEY: -7.2% (p=0.004) on release", "apply patch failure", "build
 	 * failure", "Performance Testing WARNING: noisy host lab-3 (ratio CV
-	 * 9.1% > 5%)", "Performance Testing PENDING: ...".  A pass adds its
-	 * worst gated key: "Performance Testing PASS (worst: KEY -1.2% on
+	 * 9.1% > 5%)", "Performance Testing PENDING: ...".  A pass says how
+	 * many keys decided it and its worst gated key: "Performance Testing
+	 * PASS (4 keys exclude -5%; worst KEY -1.2%, CI -3.0%..+0.4% on
 	 * release)". */
 	char description[VERDICT_DESC_MAX];
 };

@@ -62,6 +62,10 @@ static bool add_key(cJSON *keys, const struct vp_key *k, const struct verdict_ke
 	       add_num(o, "ci_lo_pct", v->hl_lo_pct) &&
 	       add_num(o, "ci_hi_pct", v->hl_hi_pct) &&
 	       add_num(o, "ci_conf", v->hl_conf) &&
+	       cJSON_AddBoolToObject(o, "ci_valid", v->ci_valid) &&
+	       add_num(o, "mde_pct", v->mde_pct) &&
+	       add_num(o, "sigma", v->sigma) &&
+	       cJSON_AddNumberToObject(o, "pairs_needed", (double)v->pairs_needed) &&
 	       add_num(o, "p", v->p) &&
 	       cJSON_AddBoolToObject(o, "p_exact", v->p_exact) &&
 	       add_num(o, "p_min", v->p_min) &&

@@ -323,11 +323,12 @@ static void test_regression_fails(void **state)
 		    " n_patched || ' ' || printf('%.2f', effect), '; ') FROM (SELECT * FROM verdicts"
 		    " WHERE job_id = ?1 AND metric IS NOT NULL ORDER BY metric)", job,
 		    KEY_C "=pass 6/6 0.00; " KEY_NC "=regression 6/6 -10.00");
-	snprintf(buf, sizeof(buf), "fail|%s: -10.0%% (p=0.031) on release", KEY_NC);
+	snprintf(buf, sizeof(buf), "fail|%s: -10.0%% (95%% CI -10.6%%..-9.4%%, p=0.031) on release",
+		 KEY_NC);
 	assert_text(f, "SELECT state || '|' || description FROM verdicts WHERE job_id = ?1"
 		    " AND metric IS NULL", job, buf);
-	snprintf(buf, sizeof(buf), "fail|Performance Testing FAIL: %s: -10.0%% (p=0.031) on "
-		 "release|%lld", KEY_NC, (long long)f->patch[1]);
+	snprintf(buf, sizeof(buf), "fail|Performance Testing FAIL: %s: -10.0%% (95%% CI "
+		 "-10.6%%..-9.4%%, p=0.031) on release|%lld", KEY_NC, (long long)f->patch[1]);
 	assert_check(f, run, "perf-one", buf);
 	assert_text(f, "SELECT state FROM verdicts WHERE run_id = ?1 AND job_id IS NULL", run,
 		    "fail");
@@ -346,7 +347,10 @@ static void test_regression_fails(void **state)
 		assert_non_null(strstr(body, "release on lab-1, 6 runs per side: fail: "));
 		assert_non_null(strstr(body, "benchmark  key "));
 		assert_non_null(strstr(body, "mp         " KEY_NC "  6/6   100050000   90050000"
-					     "  -10000000  -10.0%  0.031  regression\r\n"));
+					     "  -10000000  -10.0%  -10.6%..-9.4%  0.031  0.9%"
+					     "  regression\r\n"));
+		assert_non_null(strstr(body, "\r\nci: the change's confidence interval at 1 - "
+					     "alpha"));
 		assert_non_null(strstr(body, "\r\nchange, p: median of the patched/base ratios of runs"
 					     " done back to back, Wilcoxon signed-rank test\r\n"));
 		assert_non_null(strstr(body, "(no-change)\r\n"));
@@ -378,13 +382,15 @@ static void test_noise_passes(void **state)
 	struct fx *f = *state;
 	struct sched_sample s[20];
 	int64_t run = add_run(f, "main", BASE0, T0);
-	int64_t job = add_job(f, run, "perf-one", "release", 5, 15, T0);
+	int64_t job = add_job(f, run, "perf-one", "release", 6, 18, T0);
 	char want[256];
 
-	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base6, same6, 5, 0), T0 + 100);
+	/* 6 pairs: the fewest whose 95 % interval can exclude -5 % */
+	run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, base6, same6, 6, 0), T0 + 100);
 	pass(f, T0 + 101);
-	snprintf(want, sizeof(want), "success|Performance Testing PASS (worst: %s +0.1%% on "
-		 "release)|%lld", KEY_NC, (long long)f->patch[1]);
+	snprintf(want, sizeof(want), "success|Performance Testing PASS (1 key excludes -5%%; "
+		 "worst %s +0.0%%, CI -0.6%%..+0.6%% on release)|%lld", KEY_NC,
+		 (long long)f->patch[1]);
 	assert_check(f, run, "perf-one", want);
 	assert_text(f, "SELECT state FROM verdicts WHERE job_id = ?1 AND metric IS NOT NULL", job,
 		    "pass");
@@ -420,7 +426,7 @@ static void test_pairs_by_repetition(void **state)
 		    " printf('%.2f %.4f', effect, p) FROM verdicts WHERE job_id = ?1"
 		    " AND metric IS NOT NULL", job, "regression 7/6 -9.65 0.0313");
 	assert_text(f, "SELECT state || '|' || description FROM verdicts WHERE job_id = ?1"
-		    " AND metric IS NULL", job, "fail|" KEY_NC ": -9.7% (p=0.031) on release");
+		    " AND metric IS NULL", job, "fail|" KEY_NC ": -9.7% (95% CI -9.9%..-9.4%, p=0.031) on release");
 }
 
 /* 3 pairs cannot reach p < 0.05: a follow-up on the same agent, with
@@ -451,7 +457,7 @@ static void test_inconclusive_followup(void **state)
 	assert_non_null(strstr(spec, "\"round\":1,\"repetition_base\":3,\"repetitions\":3,"
 				     "\"pin_agent\":\"lab-1\""));
 	snprintf(want, sizeof(want), "follow-up round 1: 3 more runs per side on lab-1 (%s: "
-		 "-10.0%% (p=0.25, 3 runs) on release, 3 more runs)", KEY_NC);
+		 "-10.0%%, no 95%% interval from 3 runs on release, 3 more runs)", KEY_NC);
 	assert_text(f, "SELECT outcome_detail FROM jobs WHERE id = ?1", job, want);
 	assert_non_null(strstr(pg_buf_str(&f->report), ": pending: follow-up round 1"));
 	/* lab-2 gets the older job, never the pinned one; lab-1 gets the
@@ -475,8 +481,8 @@ static void test_inconclusive_followup(void **state)
 	assert_text(f, "SELECT coalesce(pin_agent_id, 'unpinned') FROM jobs WHERE id = ?1", job,
 		    "unpinned");
 	assert_text(f, "SELECT samples FROM history WHERE job_id = ?1", job, "6");
-	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.1%% (p=0.031) on "
-		 "release|%lld", KEY_NC, (long long)f->patch[1]);
+	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.1%% (95%% CI "
+		 "-10.6%%..-9.4%%, p=0.031) on release|%lld", KEY_NC, (long long)f->patch[1]);
 	assert_check(f, run, "perf-one", want);
 	assert_idempotent(f, T0 + 300);
 }
@@ -507,7 +513,8 @@ static void test_followup_given_up(void **state)
 		    " coalesce(pin_agent_id, '-') FROM jobs WHERE id = ?1", job,
 		    "done ok agent lab-1 not seen since 2025-11-30T04:21:40Z -");
 	snprintf(want, sizeof(want), "warning|Performance Testing WARNING: inconclusive %s: "
-		 "-10.0%% (p=0.25, 3 runs) on release|%lld", KEY_NC, (long long)f->patch[1]);
+		 "-10.0%%, no 95%% interval from 3 runs on release|%lld", KEY_NC,
+		 (long long)f->patch[1]);
 	assert_check(f, run, "perf-one", want);
 	assert_text(f, "SELECT state FROM verdicts WHERE job_id = ?1 AND metric IS NOT NULL", job,
 		    "inconclusive");
@@ -570,7 +577,8 @@ static void test_followup_infra_error(void **state)
 	assert_int_equal(f->stats.jobs_decided, 1);
 	assert_text(f, "SELECT state || '|' || description FROM verdicts WHERE job_id = ?1"
 		    " AND metric IS NULL", job,
-		    "warning|inconclusive " KEY_NC ": -10.0% (p=0.25, 3 runs) on release");
+		    "warning|inconclusive " KEY_NC ": -10.0%, no 95% interval from 3 runs on "
+		    "release");
 	assert_idempotent(f, now + 10);
 }
 
@@ -678,11 +686,11 @@ static void test_two_build_modes(void **state)
 	pass(f, T0 + 201);
 	assert_int_equal(f->stats.jobs_decided, 1);
 	assert_int_equal(f->stats.contexts_decided, 1);
-	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.0%% (p=0.031) on "
-		 "debug|%lld", KEY_NC, (long long)f->patch[1]);
+	snprintf(want, sizeof(want), "fail|Performance Testing FAIL: %s: -10.0%% (95%% CI "
+		 "-10.6%%..-9.4%%, p=0.031) on debug|%lld", KEY_NC, (long long)f->patch[1]);
 	assert_check(f, run, "perf-two", want);
 	sfx_text(f->st, "SELECT body FROM email_outbox WHERE run_id = ?1", run, body, sizeof(body));
-	assert_non_null(strstr(body, "release on lab-1, 6 runs per side: success: worst: "));
+	assert_non_null(strstr(body, "release on lab-1, 6 runs per side: success: 1 key excludes -5%; worst "));
 	assert_non_null(strstr(body, "debug on lab-2, 6 runs per side: fail: "));
 	assert_non_null(strstr(body, "# run 1, job 2: debug on lab-2; dpdk main at " BASE0));
 	assert_text(f, "SELECT state FROM runs WHERE id = ?1", run, "done");
@@ -697,10 +705,10 @@ static void test_cancelled_job(void **state)
 	struct sched_sample s[20];
 	struct pg_err err = PG_ERR_INIT;
 	int64_t run = add_run(f, "main", BASE0, T0);
-	int64_t rel = add_job(f, run, "perf-two", "release", 5, 15, T0);
-	int64_t dbg = add_job(f, run, "perf-two", "debug", 5, 15, T0 + 1);
+	int64_t rel = add_job(f, run, "perf-two", "release", 6, 18, T0);
+	int64_t dbg = add_job(f, run, "perf-two", "debug", 6, 18, T0 + 1);
 
-	run_job(f, f->lab1, rel, "ok", s, samples(s, 0, KEY_NC, base6, same6, 5, 0), T0 + 100);
+	run_job(f, f->lab1, rel, "ok", s, samples(s, 0, KEY_NC, base6, same6, 6, 0), T0 + 100);
 	pass(f, T0 + 101);
 	assert_int_equal(f->stats.contexts_decided, 0);
 	assert_int_equal(sched_cancel_job(f->st, dbg, "admin", T0 + 150, NULL, &err), 0);
@@ -724,17 +732,17 @@ static void test_history_change_point(void **state)
 
 	for (int branch = 0; branch < 2; branch++) {
 		for (int c = 0; c < 15; c++) {
-			double b[5], p[5];
+			double b[6], p[6];
 			int64_t run, job;
 
 			snprintf(oid, sizeof(oid), "%040d", c);
-			for (int i = 0; i < 5; i++) {
+			for (int i = 0; i < 6; i++) {
 				b[i] = (c < 10 ? 100.0e6 : 90.0e6) + c * 1000.0 + i * 5000.0;
 				p[i] = b[i];
 			}
 			run = add_run(f, branch ? "next" : "main", oid, now);
-			job = add_job(f, run, "perf-one", "release", 5, 15, now);
-			run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, b, p, 5, 0), now + 10);
+			job = add_job(f, run, "perf-one", "release", 6, 18, now);
+			run_job(f, f->lab1, job, "ok", s, samples(s, 0, KEY_NC, b, p, 6, 0), now + 10);
 			pass(f, now + 11);
 			assert_int_equal(f->stats.history_rows, 1);
 			assert_int_equal(f->stats.change_points, !branch && c == 14);
