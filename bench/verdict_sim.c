@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "rng.h"
 #include "text.h"
 #include "timeutil.h"
 #include "verdict.h"
@@ -62,12 +63,6 @@ static const double effect_mult[] = { 0, -0.5, -1, -1.5, -2, -4, -6, 1.5 };
 #define EFFECT_AA 0
 #define EFFECT_FALSE_PASS 3
 
-struct rng {
-	uint64_t s;
-	bool have_spare;
-	double spare;
-};
-
 struct sim {
 	struct verdict_params params;
 	long draws;
@@ -83,76 +78,43 @@ struct tally {
 	long mde_n;			/* finite mde_pct values summed */
 };
 
-/* splitmix64: tiny, fast, and good enough to drive a simulation; ours so
- * that the figures are the same with every libc. */
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in (0, 1): never 0, so that log() below is finite. */
-static double rng_unit(struct rng *r)
-{
-	return ((double)(rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
-}
-
-/* Box-Muller, keeping the second value of each pair. */
-static double rng_normal(struct rng *r)
-{
-	double rad, ang;
-
-	if (r->have_spare) {
-		r->have_spare = false;
-		return r->spare;
-	}
-	rad = sqrt(-2.0 * log(rng_unit(r)));
-	ang = 2.0 * M_PI * rng_unit(r);
-	r->spare = rad * sin(ang);
-	r->have_spare = true;
-	return rad * cos(ang);
-}
-
 /* Student's t with 3 degrees of freedom, divided by its standard
  * deviation sqrt(3): the same variance as N(0, 1), heavier tails. */
-static double rng_t3_unit(struct rng *r)
+static double rng_t3_unit(struct pg_rng *r)
 {
-	double z = rng_normal(r), c = 0;
+	double z = pg_rng_normal(r), c = 0;
 
 	for (int i = 0; i < 3; i++) {
-		double g = rng_normal(r);
+		double g = pg_rng_normal(r);
 
 		c += g * g;
 	}
 	return z / sqrt(c / 3.0) / sqrt(3.0);
 }
 
-static double run_noise(enum model m, double s, struct rng *r)
+static double run_noise(enum model m, double s, struct pg_rng *r)
 {
-	return s * (m == MODEL_HEAVY ? rng_t3_unit(r) : rng_normal(r));
+	return s * (m == MODEL_HEAVY ? rng_t3_unit(r) : pg_rng_normal(r));
 }
 
 /* One pair, run back to back on a host at *speed. */
 static void draw_pair(struct sim *sim, size_t i, enum model m, double s, double effect,
-		      double *speed, struct rng *r)
+		      double *speed, struct pg_rng *r)
 {
-	if (m == MODEL_DRIFT && rng_unit(r) < DRIFT_SWITCH)
+	if (m == MODEL_DRIFT && pg_rng_unit(r) < DRIFT_SWITCH)
 		*speed = *speed == 1.0 ? DRIFT_SLOW : 1.0;
 	sim->base[i] = LEVEL * *speed * exp(run_noise(m, s, r));
 	sim->patched[i] = LEVEL * *speed * (1.0 + effect) * exp(run_noise(m, s, r));
 }
 
 /* One job from its first round to its final state, tallied into t. */
-static int run_draw(struct sim *sim, enum model m, double s, double effect, struct rng *r,
+static int run_draw(struct sim *sim, enum model m, double s, double effect, struct pg_rng *r,
 		    struct tally *t, struct pg_err *err)
 {
 	struct verdict_key key;
 	struct verdict_job_in jin;
 	struct verdict_job job;
-	double speed = rng_unit(r) < 0.5 ? 1.0 : DRIFT_SLOW;
+	double speed = pg_rng_unit(r) < 0.5 ? 1.0 : DRIFT_SLOW;
 	size_t n = 0;
 	int more = sim->reps, ret = -1;
 
@@ -223,7 +185,7 @@ static int run_cell(struct sim *sim, enum model m, size_t ni, size_t ei, struct 
 	double s = noise_pcts[ni] / 100.0;
 	double effect = effect_mult[ei] * sim->params.threshold_pct / 100.0;
 	uint64_t cell = ((uint64_t)m * N_NOISE + ni) * N_EFFECT + ei;
-	struct rng r = { sim->seed ^ (0xd1b54a32d192ed03ULL * (cell + 1)), false, 0 };
+	struct pg_rng r = PG_RNG_INIT(sim->seed ^ (0xd1b54a32d192ed03ULL * (cell + 1)));
 	int ret = -1;
 
 	memset(t, 0, sizeof(*t));

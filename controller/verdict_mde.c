@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "rng.h"
 #include "stats.h"
 #include "verdict.h"
 
@@ -27,39 +28,6 @@
 #define SIM_DRAWS 2000		/* draws per quantile: its standard error is
 				 * about 2 % of it */
 #define SIM_SEED 0x5045524647415445ULL
-
-/* A small deterministic generator: splitmix64, and normals by Box-Muller
- * (both of a pair used). */
-struct rng {
-	uint64_t s;
-	double spare;
-	bool has_spare;
-};
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double rng_normal(struct rng *r)
-{
-	double u, v;
-
-	if (r->has_spare) {
-		r->has_spare = false;
-		return r->spare;
-	}
-	/* (0, 1]: log(u) stays finite */
-	u = ((double)(rng_next(r) >> 11) + 1) / 9007199254740992.0;
-	v = (double)(rng_next(r) >> 11) / 9007199254740992.0;
-	r->spare = sqrt(-2 * log(u)) * sin(2 * M_PI * v);
-	r->has_spare = true;
-	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -114,7 +82,7 @@ struct unit_ci {
 static struct unit_ci sim_unit(bool paired, size_t nb, size_t np, double alpha, double power,
 			       struct pg_err *err)
 {
-	struct rng r = { .s = SIM_SEED ^ (nb << 20) ^ np };
+	struct pg_rng r = PG_RNG_INIT(SIM_SEED ^ (nb << 20) ^ np);
 	double *x = malloc((nb + np) * sizeof(*x)), *h = malloc(2 * SIM_DRAWS * sizeof(*h));
 	double *w = h + SIM_DRAWS;
 	struct unit_ci u = { NAN, NAN };
@@ -127,7 +95,7 @@ static struct unit_ci sim_unit(bool paired, size_t nb, size_t np, double alpha, 
 		struct stats_hl ci;
 
 		for (size_t i = 0; i < nb + np; i++)
-			x[i] = rng_normal(&r);
+			x[i] = pg_rng_normal(&r);
 		if ((paired ? stats_walsh_interval(x, nb, 1 - alpha, &ci, err)
 			    : stats_hodges_lehmann(x + nb, np, x, nb, 1 - alpha, &ci, err)) < 0)
 			goto out;

@@ -22,6 +22,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "rng.h"
 #include "verdict.h"
 
 #define MP_KEY "mempool.cache.cores1.keep128.get32.put32.const0"
@@ -880,21 +881,16 @@ static void test_table(void **state)
 
 /* ---- simulations ---- */
 
-static uint64_t rng;
+static struct pg_rng rng;
 
 static double uniform(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15u);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	z ^= z >> 31;
-	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+	return pg_rng_unit(&rng);
 }
 
 static double normal(void)
 {
-	return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
+	return pg_rng_normal(&rng);
 }
 
 struct tally {
@@ -922,7 +918,7 @@ static struct tally simulate(uint64_t seed, int draws, double cv, double shift, 
 		double b[15], p[15];
 		int n = 0, more = reps;
 
-		rng = seed * 1000003u + (uint64_t)d;
+		rng = (struct pg_rng)PG_RNG_INIT(seed * 1000003u + (uint64_t)d);
 		for (;;) {
 			struct verdict_key k;
 			struct verdict_job j;
@@ -1043,7 +1039,7 @@ static double power_at(size_t n, double sigma, double mde_pct, bool paired, uint
 	double b[128], p[128];
 
 	assert_true(n <= 128);
-	rng = seed;
+	rng = (struct pg_rng)PG_RNG_INIT(seed);
 	for (int d = 0; d < draws; d++) {
 		struct verdict_key_in in = { "mempool_perf", MP_KEY, b, n, p, n, true, true,
 					     paired ? b : NULL, paired ? p : NULL, paired ? n : 0 };
