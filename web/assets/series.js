@@ -172,11 +172,22 @@ function jobSection(j) {
 
 const MARK = { regression: '▼ regression', improvement: '▲ improvement', 'no-change': 'no change', inconclusive: '? inconclusive', noisy: '~ noisy', missing: '– missing' };
 
+// "12.3%"; "none" when no change can be found (the API's null for an
+// infinite MDE comes with ci_valid false)
+function fmtMde(v) {
+  return v.toFixed(1) + '%';
+}
+
 function keyRow(k) {
   const cls = k.class || '';
   const mark = MARK[cls] || cls || '—';
   const ci = typeof k.ci_lo_pct === 'number' && typeof k.ci_hi_pct === 'number';
   const conf = typeof k.ci_conf === 'number' ? +(k.ci_conf * 100).toFixed(1) + '%' : '';
+  // ci_*_pct are in the effect's sign (negative is worse); the column
+  // stands beside the change, so a lower-is-better key's is turned round
+  const lo = k.higher_is_better === false ? -k.ci_hi_pct : k.ci_lo_pct;
+  const hi = k.higher_is_better === false ? -k.ci_lo_pct : k.ci_hi_pct;
+  const mde = typeof k.mde_pct === 'number' ? fmtMde(k.mde_pct) : k.ci_valid === false ? 'none' : '—';
   const why = [k.reason, typeof k.noise_pct === 'number' ? 'noise ' + k.noise_pct.toFixed(1) + '%' : null].filter(Boolean).join('; ');
   return h('tr', { class: ['key', (cls === 'regression' || cls === 'improvement') && cls, !k.gated && 'ungated'],
     data: { benchmark: k.benchmark, metric: k.metric, class: cls, gated: k.gated ? '1' : '0' } },
@@ -186,11 +197,14 @@ function keyRow(k) {
   num(k.base_median, fmtSI, 'base_median'),
   num(k.patched_median, fmtSI, 'patched_median'),
   num(k.change_pct, fmtPct, 'change_pct', 'td', { title: typeof k.effect_pct === 'number' && k.effect_pct !== k.change_pct ? 'effect ' + fmtPct(k.effect_pct) + ' (negative is worse)' : null }),
-  h('td', { class: 'num', data: { field: 'ci', lo: d(k.ci_lo_pct), hi: d(k.ci_hi_pct), conf: d(k.ci_conf) }, title: conf ? conf + ' confidence interval of the change' : null },
-    ci ? `[${fmtPct(k.ci_lo_pct)}, ${fmtPct(k.ci_hi_pct)}]` : '—', conf ? h('span', { class: 'addr' }, ' ' + conf) : null),
+  h('td', { class: ['num', k.ci_valid === false && 'weak'], data: { field: 'ci', lo: d(k.ci_lo_pct), hi: d(k.ci_hi_pct), conf: d(k.ci_conf), valid: k.ci_valid === false ? '0' : '1' },
+    title: conf ? conf + ' confidence interval of the change' + (k.ci_valid === false ? ': below the level asked, too few runs to decide' : '') : null },
+    ci ? `[${fmtPct(lo)}, ${fmtPct(hi)}]` : '—', conf ? h('span', { class: 'addr' }, ' ' + conf) : null),
   num(k.p, (v) => (k.p_exact === false ? '≈' : '') + fmtP(v), 'p', 'td', { title: k.p_exact === false ? 'normal approximation' : null }),
   h('td', { class: 'num', data: { field: 'n', value: d(k.n_pairs), nBase: d(k.n_base), nPatched: d(k.n_patched) } },
     k.paired ? `${k.n_pairs} pairs` : `${k.n_base ?? '?'}/${k.n_patched ?? '?'}`),
+  h('td', { class: 'num', data: { field: 'mde', value: d(k.mde_pct) },
+    title: 'minimum detectable effect: the smallest slowdown these runs find 80% of the time' + (typeof k.pairs_needed === 'number' && k.pairs_needed > 0 ? `; about ${k.pairs_needed} runs per side would decide this key` : '') }, mde),
   h('td', { data: { field: 'verdict', value: k.state ?? cls } }, h('span', { class: ['marker', cls] }, k.gated ? mark : '(' + mark + ')'), ' ',
     why ? h('span', { class: 'reason' }, why) : null));
 }
@@ -201,10 +215,10 @@ function keysTable(v) {
   const p = v.params || {};
   return [wrap(table({ class: 'keys' }, [`Before/after, ${v.repetitions ?? '?'} runs per side`,
     h('span', { class: 'hint' }, ` — threshold ${p.threshold_pct ?? '?'}%, alpha ${p.alpha ?? '?'}, noise limit ${p.noise_limit_pct ?? '?'}%`)],
-  ['Benchmark', 'Key', '=Base', '=Patched', '=Change', '=Interval', '=p', '=n', 'Verdict'], keys, keyRow), 'Before/after'),
+  ['Benchmark', 'Key', '=Base', '=Patched', '=Change', '=Interval', '=p', '=n', '=MDE', 'Verdict'], keys, keyRow), 'Before/after'),
   h('div', { class: 'notes' }, keys.some((k) => k.higher_is_better === false) ? h('p', null, '* lower is better') : null,
     keys.some((k) => !k.gated) ? h('p', null, '(verdict): reported only, the key does not gate') : null,
-    h('p', null, 'Base, patched: medians. Change, p: median of the patched/base ratios of runs done back to back, Wilcoxon signed-rank test (unpaired: medians, Mann-Whitney U). Interval: Hodges-Lehmann.'))];
+    h('p', null, 'Base, patched: medians. Change, p: median of the patched/base ratios of runs done back to back, Wilcoxon signed-rank test (unpaired: medians, Mann-Whitney U). Interval: Hodges-Lehmann, at 1 - alpha; a pass needs it to exclude -threshold, a regression needs it below 0 (greyed: too few runs for the level). MDE: the smallest slowdown these runs find 80% of the time.'))];
 }
 
 // x = run order: the k-th base and k-th patched runs share x, and a grey
