@@ -408,12 +408,10 @@ int verdict_key_eval(const struct verdict_key_in *in, const struct verdict_param
 		if (pairs_usable(in) ? eval_paired(in, params->alpha, out, err) < 0 :
 		    eval_unpaired(in, params->alpha, out, err) < 0)
 			goto fail;
-		/* The achieved level is a sum of binary fractions: a hair
-		 * under 1 - alpha from rounding still reaches it.  The
-		 * counts must allow it too: identical runs give an interval
-		 * of one point at "level 1" from any count. */
-		out->ci_valid = out->hl_conf >= 1 - params->alpha - 1e-9 &&
-				out->p_min <= params->alpha + 1e-9;
+		/* The counts must allow the level too: identical runs give
+		 * an interval of one point at "level 1" from any count. */
+		out->ci_valid = verdict_level_reached(out->hl_conf, params->alpha) &&
+				verdict_level_reached(1 - out->p_min, params->alpha);
 	} else {
 		/* a side is missing (classify() says so): no comparison */
 		out->noise_pct = out->base_cv_pct;

@@ -282,6 +282,10 @@ int verdict_mde_pct(bool paired, size_t n_base, size_t n_patched, double *sigma,
  */
 int verdict_pairs_needed(bool paired, double sigma, double margin, double alpha, double power);
 
+/* Whether an interval of achieved level conf reaches 1 - alpha (a hair
+ * under it from rounding still does). */
+bool verdict_level_reached(double conf, double alpha);
+
 /* The fewest pairs (paired) or runs per side (not) whose interval reaches
  * level 1 - alpha: 6 for alpha 0.05 paired, 4 unpaired. */
 int verdict_min_runs(bool paired, double alpha);

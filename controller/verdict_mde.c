@@ -36,7 +36,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static bool level_reached(double conf, double alpha)
+bool verdict_level_reached(double conf, double alpha)
 {
 	/* the achieved level is a sum of binary fractions: a hair under
 	 * 1 - alpha from rounding still reaches it */
@@ -48,7 +48,7 @@ int verdict_min_runs(bool paired, double alpha)
 	for (size_t n = 1; n < 100000; n++) {
 		double pmin = paired ? stats_wsr_min_p(n) : stats_mw_min_p(n, n);
 
-		if (level_reached(1 - pmin, alpha))
+		if (verdict_level_reached(1 - pmin, alpha))
 			return (int)n;
 	}
 	return VERDICT_PAIRS_NEVER;
@@ -168,7 +168,7 @@ int verdict_mde_pct(bool paired, size_t n_base, size_t n_patched, double *sigma,
 	if (n_base == 0 || n_patched == 0 || (paired && n_base != n_patched))
 		return pg_err_set(err, PG_EINVAL, "MDE: counts %zu and %zu", n_base, n_patched);
 	pmin = paired ? stats_wsr_min_p(n_base) : stats_mw_min_p(n_base, n_patched);
-	if (!level_reached(1 - pmin, alpha)) {
+	if (!verdict_level_reached(1 - pmin, alpha)) {
 		*out = INFINITY;
 		return 0;
 	}
