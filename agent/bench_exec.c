@@ -19,6 +19,7 @@
 #include "json.h"
 #include "log.h"
 #include "proc.h"
+#include "profile.h"
 #include "timeutil.h"
 
 #define BENCH_MAX_ARGS 256
@@ -148,7 +149,7 @@ int bench_def_from_json(const cJSON *o, struct bench_def *d, struct pg_err *err)
 	const char *name = NULL, *program = NULL, *parser = NULL, *stdin_mode = "null";
 	const char *mode = NULL;
 	const cJSON *args = NULL, *env = NULL, *gate = NULL, *subset = NULL;
-	int64_t duration = 0, timeout = 0, stop_after = 0;
+	int64_t duration = 0, timeout = 0, stop_after = 0, warmup = 0;
 
 	memset(d, 0, sizeof(*d));
 	if (!cJSON_IsObject(o))
@@ -164,6 +165,7 @@ int bench_def_from_json(const cJSON *o, struct bench_def *d, struct pg_err *err)
 	    pg_json_get_array(o, JS_BENCH_GATE, true, &gate, err) < 0 ||
 	    pg_json_get_int(o, JS_BENCH_TIMEOUT_S, true, 1, 86400, &timeout, err) < 0 ||
 	    pg_json_get_int(o, JS_BENCH_STOP_AFTER_LINES, false, 1, 1000000, &stop_after, err) < 0 ||
+	    pg_json_get_int(o, JS_BENCH_WARMUP_RUNS, false, 0, PROFILE_WARMUP_MAX, &warmup, err) < 0 ||
 	    pg_json_get_string(o, JS_BENCH_MODE, false, &mode, err) < 0 ||
 	    pg_json_get_object(o, JS_BENCH_SUBSET, false, &subset, err) < 0)
 		goto fail;
@@ -211,6 +213,7 @@ int bench_def_from_json(const cJSON *o, struct bench_def *d, struct pg_err *err)
 	d->duration_s = (int)duration;
 	d->timeout_s = (int)timeout;
 	d->stop_after_lines = (int)stop_after;
+	d->warmup_runs = (int)warmup;
 	if (!(d->name = strdup(name)) || !(d->program = strdup(program)) ||
 	    !(d->parser = strdup(parser))) {
 		pg_err_set(err, PG_ENOMEM, "out of memory");

@@ -52,6 +52,7 @@ struct bench_def {
 	int timeout_s;
 	char *parser;		/* "mempool_perf" or "testpmd" */
 	int stop_after_lines;	/* 0 when not set */
+	int warmup_runs;	/* discarded runs per side and job; 0 when not set */
 	bool subset;		/* mempool_perf in mode "subset" */
 	cJSON *subset_json;	/* a copy of "subset", or NULL */
 	char **gate;		/* NULL-terminated patterns */

@@ -228,7 +228,6 @@ int hostcheck_gather(struct hostcheck *h, const char *root, unsigned int sample_
 		     struct pg_err *err)
 {
 	struct pg_buf b = PG_BUF_INIT(HOSTCHECK_FILE_MAX);
-	uint64_t t0, i0, t1, i1;
 	char cpus[HOSTCHECK_TEXT_MAX];
 	int rc = -1;
 
@@ -274,16 +273,8 @@ int hostcheck_gather(struct hostcheck *h, const char *root, unsigned int sample_
 	    hostcheck_parse_hugepages(pg_buf_str(&b), b.len, &h->hugepages_total,
 				      &h->hugepages_free, &h->hugepage_kb, err) < 0)
 		goto out_prefix_mem;
-	if (sample_ms) {
-		if (pg_read_file_under(root, "/proc/stat", &b, err) < 0 ||
-		    hostcheck_parse_stat(pg_buf_str(&b), b.len, &t0, &i0, err) < 0)
-			goto out_prefix_stat;
-		pg_sleep_ms(sample_ms, NULL);
-		if (pg_read_file_under(root, "/proc/stat", &b, err) < 0 ||
-		    hostcheck_parse_stat(pg_buf_str(&b), b.len, &t1, &i1, err) < 0)
-			goto out_prefix_stat;
-		h->busy_share = hostcheck_busy_share(t0, i0, t1, i1);
-	}
+	if (sample_ms && hostcheck_sample_busy(root, sample_ms, &h->busy_share, err) < 0)
+		goto out;
 	if (h->busy_share > HOSTCHECK_BUSY_SHARE) {
 		h->busy = true;
 		pg_fmt_cut(h->warning, sizeof(h->warning),
@@ -304,12 +295,58 @@ out_prefix_load:
 	goto out;
 out_prefix_mem:
 	pg_err_prefix(err, "host check: %s/proc/meminfo", root);
+out:
+	pg_buf_release(&b);
+	return rc;
+}
+
+int hostcheck_sample_busy(const char *root, unsigned int ms, double *share,
+			  struct pg_err *err)
+{
+	struct pg_buf b = PG_BUF_INIT(HOSTCHECK_FILE_MAX);
+	uint64_t t0, i0, t1, i1;
+	int rc = -1;
+
+	if (!root)
+		root = "";
+	if (pg_read_file_under(root, "/proc/stat", &b, err) < 0 ||
+	    hostcheck_parse_stat(pg_buf_str(&b), b.len, &t0, &i0, err) < 0)
+		goto fail;
+	pg_sleep_ms(ms, NULL);
+	if (pg_read_file_under(root, "/proc/stat", &b, err) < 0 ||
+	    hostcheck_parse_stat(pg_buf_str(&b), b.len, &t1, &i1, err) < 0)
+		goto fail;
+	*share = hostcheck_busy_share(t0, i0, t1, i1);
+	rc = 0;
 	goto out;
-out_prefix_stat:
+fail:
 	pg_err_prefix(err, "host check: %s/proc/stat", root);
 out:
 	pg_buf_release(&b);
 	return rc;
+}
+
+int hostcheck_sampler_proc(void *root, unsigned int ms, double *share, struct pg_err *err)
+{
+	return hostcheck_sample_busy(root, ms, share, err);
+}
+
+int hostcheck_wait_quiet(hostcheck_sampler_fn sample, void *sarg, unsigned int sample_ms,
+			 unsigned int max_wait_ms, double limit, bool (*stopped)(void *),
+			 void *arg, struct hostcheck_quiet *q, struct pg_err *err)
+{
+	memset(q, 0, sizeof(*q));
+	for (;;) {
+		if (sample(sarg, sample_ms, &q->share, err) < 0)
+			return -1;
+		if (q->samples++)
+			q->waited_ms += sample_ms;
+		q->quiet = q->share <= limit;
+		if (q->quiet || q->waited_ms + sample_ms > max_wait_ms)
+			return 0;
+		if (stopped && stopped(arg))
+			return 1;
+	}
 }
 
 void hostcheck_compiler(const char *cc, char *out, size_t size)

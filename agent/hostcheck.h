@@ -89,6 +89,54 @@ int hostcheck_parse_stat(const char *text, size_t len, uint64_t *total, uint64_t
 double hostcheck_busy_share(uint64_t total0, uint64_t idle0, uint64_t total1, uint64_t idle1);
 
 /*
+ * The quiet check before each benchmark run.  A run started while other
+ * work takes a CPU makes a pair several times noisier: on the shared
+ * 2-CPU VM, bench/noise_pairs.sh measured a robust spread of the pair log
+ * ratios of 0.7-1.4 % when other processes used under 0.2 CPU during
+ * both runs and 6-6.6 % above.  So before each run the runner samples the
+ * CPU time outside idle (the agent itself idle between runs: it is other
+ * work) and, while it exceeds HOSTCHECK_QUIET_LIMIT_CPUS, waits and
+ * samples again, for at most HOSTCHECK_QUIET_WAIT_MS per run and
+ * HOSTCHECK_QUIET_BUDGET_MS per job: a host that stays busy is measured
+ * anyway (never a stall), and the job says how many runs started busy.
+ */
+#define HOSTCHECK_QUIET_SAMPLE_MS 250
+#define HOSTCHECK_QUIET_LIMIT_CPUS 0.25
+#define HOSTCHECK_QUIET_WAIT_MS 10000
+#define HOSTCHECK_QUIET_BUDGET_MS 120000
+
+/*
+ * The share of CPU time outside idle over ms milliseconds, from two
+ * readings of ROOT/proc/stat (root "" or NULL for "/") ms apart, into
+ * *share (in [0, 1]).  Returns 0, or -1 with err naming the file.
+ */
+int hostcheck_sample_busy(const char *root, unsigned int ms, double *share,
+			  struct pg_err *err);
+
+/* A sampler: hostcheck_sample_busy's shape, arg its root (tests give
+ * their own). */
+typedef int (*hostcheck_sampler_fn)(void *arg, unsigned int ms, double *share,
+				    struct pg_err *err);
+int hostcheck_sampler_proc(void *root, unsigned int ms, double *share, struct pg_err *err);
+
+struct hostcheck_quiet {
+	double share;		/* the last sample's busy share, [0, 1] */
+	unsigned int samples;	/* samples taken, at least 1 */
+	unsigned int waited_ms;	/* time spent sampling after the first */
+	bool quiet;		/* the last sample was at most the limit */
+};
+
+/*
+ * Sample the busy share (sample(sarg, sample_ms, ...)) until a sample is
+ * at most `limit` or the samples after the first have taken max_wait_ms;
+ * stopped(arg), when given, is polled between samples.  Returns 0 with
+ * *q filled, 1 when stopped, -1 when a sample fails (err says why).
+ */
+int hostcheck_wait_quiet(hostcheck_sampler_fn sample, void *sarg, unsigned int sample_ms,
+			 unsigned int max_wait_ms, double limit, bool (*stopped)(void *),
+			 void *arg, struct hostcheck_quiet *q, struct pg_err *err);
+
+/*
  * Read the host's state under root: governor, turbo, SMT, isolated and
  * nohz_full CPUs, load, hugepages; then, when sample_ms > 0, sample
  * /proc/stat over sample_ms milliseconds for busy_share, and decide

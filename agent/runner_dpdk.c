@@ -86,6 +86,12 @@ struct dpdk_job {
 	cJSON *warnings;
 	struct pg_buf failures;	/* "; "-separated run failures */
 	size_t runs_done, runs_total;
+	/* The quiet check before each run (hostcheck.h): runs checked, runs
+	 * that waited, runs started busy all the same, the time waited, and
+	 * the most other work seen at a run's start, in CPUs. */
+	unsigned int quiet_runs, quiet_waited, quiet_busy;
+	int64_t quiet_wait_ms;
+	double quiet_busy_max;
 	/* Wall-clock milliseconds per stage, for the fingerprint's
 	 * "timings": what a job costs beyond its builds and benchmarks. */
 	int64_t t_start, ms_prepare, ms_fetch, ms_apply, ms_build[RUNNER_SIDES];
@@ -523,23 +529,66 @@ static int job_add_samples(struct dpdk_job *j, const struct bench_def *b, int si
 	return 0;
 }
 
-/* Run benchmark b on one side for repetition rep. */
+/* The quiet check before a run (hostcheck.h): wait while other work
+ * takes more than HOSTCHECK_QUIET_LIMIT_CPUS, within the run's and the
+ * job's bounds, and count what was seen.  0, 1 when stopped, -1. */
+static int job_wait_quiet(struct dpdk_job *j, struct pg_err *err)
+{
+	struct hostcheck_quiet q;
+	unsigned int cpus = j->host.cpus ? j->host.cpus : 1;
+	int64_t left = HOSTCHECK_QUIET_BUDGET_MS - j->quiet_wait_ms;
+	unsigned int wait = left <= 0 ? 0 : left < HOSTCHECK_QUIET_WAIT_MS ? (unsigned int)left :
+			    HOSTCHECK_QUIET_WAIT_MS;
+	double other;
+	int r;
+
+	r = hostcheck_wait_quiet(hostcheck_sampler_proc, NULL, HOSTCHECK_QUIET_SAMPLE_MS, wait,
+				 HOSTCHECK_QUIET_LIMIT_CPUS / cpus, runner_ws_stopped, j, &q, err);
+	if (r < 0) {
+		pg_err_prefix(err, "quiet check");
+		return -1;
+	}
+	if (r > 0)
+		return 1;
+	other = q.share * cpus;
+	j->quiet_runs++;
+	j->quiet_wait_ms += q.waited_ms;
+	if (q.waited_ms)
+		j->quiet_waited++;
+	if (!q.quiet) {
+		j->quiet_busy++;
+		if (other > j->quiet_busy_max)
+			j->quiet_busy_max = other;
+		job_logf(j, "bench", "== host busy: %.2f CPU of other work after waiting %.1f s "
+			 "(limit %.2f): measuring anyway\n", other, q.waited_ms / 1000.0,
+			 HOSTCHECK_QUIET_LIMIT_CPUS);
+	} else if (q.waited_ms) {
+		job_logf(j, "bench", "== waited %.1f s for the host to be quiet (%.2f CPU of other "
+			 "work now)\n", q.waited_ms / 1000.0, other);
+	}
+	return 0;
+}
+
+/* Run benchmark b on one side for repetition rep, or, when warm > 0, as
+ * its warm-up run number warm: logged, its samples and failure
+ * discarded (the measured runs decide). */
 static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int side, int rep,
-			  struct pg_err *err)
+			  int warm, struct pg_err *err)
 {
 	struct bench_run_result r;
 	struct bench_run_spec rs;
 	char prefix[64], log_path[PATH_MAX];
 	struct pg_buf text = PG_BUF_INIT(0);
-	int rc = -1;
+	int rc = -1, r_q;
 
 	/* EAL's --file-prefix: unique per run, so that a crashed run's
 	 * leftovers never meet the next one. */
-	if (pg_fmt(prefix, sizeof(prefix), "pg%lld_%lld_%s%d", (long long)j->run->job->id,
-		   (long long)j->run->job->attempt, side ? "p" : "b", rep) < 0)
+	if (pg_fmt(prefix, sizeof(prefix), "pg%lld_%lld_%s%s%d", (long long)j->run->job->id,
+		   (long long)j->run->job->attempt, side ? "p" : "b", warm ? "w" : "",
+		   warm ? warm : rep) < 0)
 		return pg_err_set(err, PG_EINVAL, "EAL file prefix too long");
-	if (pg_fmt(log_path, sizeof(log_path), "%s/bench-%s-%s-%d.log", j->job_dir, b->name,
-		   runner_side_name[side], rep) < 0)
+	if (pg_fmt(log_path, sizeof(log_path), "%s/bench-%s-%s-%s%d.log", j->job_dir, b->name,
+		   runner_side_name[side], warm ? "warmup" : "", warm ? warm : rep) < 0)
 		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
 	memset(&rs, 0, sizeof(rs));
 	rs.def = b;
@@ -552,8 +601,15 @@ static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int sid
 			      (b->stop_after_lines ? b->stop_after_lines : j->harness_lines) : 0;
 	rs.stopped = j->run->stopped;
 	rs.arg = j->run->arg;
-	job_logf(j, "bench", "== %s, %s side, repetition %d\n", b->name, runner_side_name[side],
-		 rep);
+	/* (a warm-up is discarded: it need not wait) */
+	if (!warm && (r_q = job_wait_quiet(j, err)) != 0)
+		return r_q;
+	if (warm)
+		job_logf(j, "bench", "== %s, %s side, warm-up run %d of %d (discarded)\n", b->name,
+			 runner_side_name[side], warm, b->warmup_runs);
+	else
+		job_logf(j, "bench", "== %s, %s side, repetition %d\n", b->name,
+			 runner_side_name[side], rep);
 	if (bench_run_once(&rs, &r, err) < 0)
 		goto out;
 	if (r.stopped) {
@@ -571,6 +627,13 @@ static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int sid
 	job_logf(j, "bench", "== %s, %s%.1f s\n", r.detail, r.fwd_seconds > 0 ? "forwarding " : "",
 		 r.fwd_seconds > 0 ? r.fwd_seconds : (double)r.duration_ms / 1000.0);
 	j->ms_bench_runs += (int64_t)r.duration_ms;
+	if (warm) {
+		if (!r.ok)
+			job_logf(j, "bench", "== the warm-up run failed (the measured runs decide): "
+				 "%s\n", r.detail);
+		rc = 0;
+		goto out_release;
+	}
 	if (job_add_samples(j, b, side, rep, &r.out) < 0) {
 		pg_err_set(err, PG_ENOMEM, "out of memory");
 		goto out_release;
@@ -595,6 +658,25 @@ out:
 static int job_benchmarks(struct dpdk_job *j, struct pg_err *err)
 {
 	j->runs_total = (size_t)j->spec.repetitions * j->spec.n_bench * RUNNER_SIDES;
+	for (size_t i = 0; i < j->spec.n_bench; i++)
+		j->runs_total += (size_t)j->spec.bench[i].warmup_runs * RUNNER_SIDES;
+	/* The warm-ups first, each benchmark's on both sides in the first
+	 * repetition's order (bench/noise_pairs.sh's scheme b). */
+	for (size_t i = 0; i < j->spec.n_bench; i++) {
+		for (int w = 1; w <= j->spec.bench[i].warmup_runs; w++) {
+			for (int k = 0; k < RUNNER_SIDES; k++) {
+				int side = j->spec.repetition_base % 2 ? RUNNER_SIDES - 1 - k : k;
+				int r;
+
+				j->run->progress(j->run->arg, "bench",
+						 (int)(j->runs_done * 100 / j->runs_total));
+				r = job_bench_once(j, &j->spec.bench[i], side, 0, w, err);
+				if (r)
+					return r;
+				j->runs_done++;
+			}
+		}
+	}
 	/* A follow-up's repetitions continue the numbering of the rounds
 	 * before it, and so does the alternation of which side goes first. */
 	for (int rep = j->spec.repetition_base;
@@ -607,7 +689,7 @@ static int job_benchmarks(struct dpdk_job *j, struct pg_err *err)
 
 				j->run->progress(j->run->arg, "bench",
 						 (int)(j->runs_done * 100 / j->runs_total));
-				r = job_bench_once(j, &j->spec.bench[i], side, rep, err);
+				r = job_bench_once(j, &j->spec.bench[i], side, rep, 0, err);
 				if (r)
 					return r;
 				j->runs_done++;
@@ -660,6 +742,16 @@ static cJSON *job_fingerprint(struct dpdk_job *j)
 	    !cJSON_AddNumberToObject(m, "build_patched_ms", (double)j->ms_build[1]) ||
 	    !cJSON_AddNumberToObject(m, "bench_wall_ms", (double)j->ms_bench_wall) ||
 	    !cJSON_AddNumberToObject(m, "bench_runs_ms", (double)j->ms_bench_runs))
+		goto fail;
+	if (j->quiet_runs &&
+	    (!(m = cJSON_AddObjectToObject(fp, "quiet_check")) ||
+	     !cJSON_AddNumberToObject(m, "limit_cpus", HOSTCHECK_QUIET_LIMIT_CPUS) ||
+	     !cJSON_AddNumberToObject(m, "runs", j->quiet_runs) ||
+	     !cJSON_AddNumberToObject(m, "waited", j->quiet_waited) ||
+	     !cJSON_AddNumberToObject(m, "busy", j->quiet_busy) ||
+	     !cJSON_AddNumberToObject(m, "wait_ms", (double)j->quiet_wait_ms) ||
+	     !cJSON_AddNumberToObject(m, "busy_cpus_max",
+				      (double)(int)(j->quiet_busy_max * 100) / 100)))
 		goto fail;
 	if (!(m = cJSON_AddObjectToObject(fp, "apply")) ||
 	    !cJSON_AddNumberToObject(m, "applied", (double)j->n_applied) ||
@@ -927,6 +1019,16 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	if (r < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;
+	}
+	if (j.quiet_busy) {
+		char w[200];
+
+		pg_fmt_cut(w, sizeof(w), "%u of %u benchmark runs started on a busy host (up to "
+			   "%.2f CPU of other work, limit %.2f, after waiting %.0f s in all): their "
+			   "pairs are noisier", j.quiet_busy, j.quiet_runs, j.quiet_busy_max,
+			   HOSTCHECK_QUIET_LIMIT_CPUS, j.quiet_wait_ms / 1000.0);
+		if (job_warn(&j, w) < 0)
+			goto nomem;
 	}
 	if (j.failures.len) {
 		outcome = AGENT_OUTCOME_BENCH;

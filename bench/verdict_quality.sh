@@ -141,6 +141,15 @@ for kind in comment slowdown5 slowdown; do
 	awk -v kind=$kind '{ s += $1; l += $2; if ($1 > m) m = $1 }
 		END { printf "bench verdict_time: %s runs=%d total_s=%d mean_s=%.0f max_s=%d load1_mean=%.2f\n", kind, NR, s, s / NR, m, l / NR }' "$TMP/$kind.time"
 done
+# The agent's quiet check before each measured run (agent/hostcheck.h):
+# how many runs waited for other work to end, how many started busy all
+# the same, and the time waited, over every job of the bench.
+q "SELECT count(*), coalesce(sum(json_extract(fingerprint, '\$.quiet_check.runs')), 0),
+	  coalesce(sum(json_extract(fingerprint, '\$.quiet_check.waited')), 0),
+	  coalesce(sum(json_extract(fingerprint, '\$.quiet_check.busy')), 0),
+	  coalesce(sum(json_extract(fingerprint, '\$.quiet_check.wait_ms')), 0) / 1000
+   FROM results WHERE fingerprint IS NOT NULL" |
+	awk -F'|' '{ printf "bench verdict_quiet: results=%d measured_runs=%d waited=%d started_busy=%d wait_s=%d\n", $1, $2, $3, $4, $5 }'
 sort "$TMP/comment.txt" "$TMP/slowdown5.txt" "$TMP/slowdown.txt" | uniq -c | sort -rn | head -n 8 |
 	sed 's/^/bench verdict_descriptions: /'
 kill -TERM "$agent" "$ctl"

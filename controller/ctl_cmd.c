@@ -29,6 +29,7 @@
 #include "sched.h"
 #include "store.h"
 #include "timeutil.h"
+#include "verdict.h"
 
 int ctl_cmd_check_config(const struct ctl_config *cfg)
 {
@@ -40,6 +41,13 @@ int ctl_cmd_check_config(const struct ctl_config *cfg)
 				    cfg->n_profiles, &ps, &err) < 0) {
 		fprintf(stderr, "perfgate-controller: %s\n", err.msg);
 		return 1;
+	}
+	/* Valid, but worth saying: a context that can never pass. */
+	for (size_t i = 0; i < ps.n_contexts; i++) {
+		char why[512];
+
+		if (verdict_context_can_pass(&ps.contexts[i], why, sizeof(why)))
+			fprintf(stderr, "perfgate-controller: warning: %s\n", why);
 	}
 	if (pg_config_print(ctl_config_to_json(cfg), &ps, NULL, NULL) < 0) {
 		fprintf(stderr, "perfgate-controller: --check-config: out of memory\n");

@@ -154,7 +154,8 @@ static int add_benchmark(cJSON *arr, const struct profile_benchmark *b,
 	    !add_str(o, JS_BENCH_PARSER, profile_parser_name(b->parser)) ||
 	    !add_strs(o, JS_BENCH_GATE, b->gate, b->n_gate) ||
 	    !add_num(o, JS_BENCH_TIMEOUT_S, b->timeout_s) ||
-	    (b->stop_after_lines && !add_num(o, JS_BENCH_STOP_AFTER_LINES, b->stop_after_lines)))
+	    (b->stop_after_lines && !add_num(o, JS_BENCH_STOP_AFTER_LINES, b->stop_after_lines)) ||
+	    (b->warmup_runs && !add_num(o, JS_BENCH_WARMUP_RUNS, b->warmup_runs)))
 		goto nomem;
 	if (b->parser == PROFILE_PARSER_MEMPOOL_PERF &&
 	    !add_str(o, JS_BENCH_MODE, profile_mode_name(b->mode)))

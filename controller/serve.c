@@ -29,6 +29,7 @@
 #include "sched.h"
 #include "store.h"
 #include "timeutil.h"
+#include "verdict.h"
 
 /* How often leases are checked for expiry: a lease of lease_s ends at most
  * this much later than it should. */
@@ -170,6 +171,12 @@ int ctl_serve(const struct ctl_config *cfg)
 				    cfg->n_profiles, &ps, &err) < 0)
 		goto out;
 	loaded = 1;
+	for (size_t i = 0; i < ps.n_contexts; i++) {
+		char why[512];
+
+		if (verdict_context_can_pass(&ps.contexts[i], why, sizeof(why)))
+			pg_log_warn("serve", "%s", why);
+	}
 	if (pg_mkdir_p(cfg->data_dir, 0750, &err) < 0 ||
 	    pg_mkdir_parent(cfg->db, 0750, &err) < 0)
 		goto out;

@@ -290,6 +290,14 @@ bool verdict_level_reached(double conf, double alpha);
  * level 1 - alpha: 6 for alpha 0.05 paired, 4 unpaired. */
 int verdict_min_runs(bool paired, double alpha);
 
+/*
+ * Whether context c can ever decide a pass: its max_repetitions pairs must
+ * reach a (1 - alpha) interval (verdict_min_runs), or every verdict at
+ * the cap is inconclusive (a warning or a fail, never success).  Returns
+ * 0 when it can; 1 with why (one line naming the context) when not.
+ */
+int verdict_context_can_pass(const struct profile_context *c, char *why, size_t size);
+
 /* A check's state, in Patchwork's words. */
 enum verdict_state {
 	VERDICT_SUCCESS = 0,

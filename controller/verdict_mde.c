@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fmt.h"
 #include "rng.h"
 #include "stats.h"
 #include "verdict.h"
@@ -52,6 +53,18 @@ int verdict_min_runs(bool paired, double alpha)
 			return (int)n;
 	}
 	return VERDICT_PAIRS_NEVER;
+}
+
+int verdict_context_can_pass(const struct profile_context *c, char *why, size_t size)
+{
+	int need = verdict_min_runs(true, c->alpha);
+
+	if (c->max_repetitions >= need)
+		return 0;
+	pg_fmt_cut(why, size, "context %s: max_repetitions %d cannot reach a %g %% interval "
+		   "(%d pairs at alpha %g): its verdicts can only warn or fail, never pass",
+		   c->name, c->max_repetitions, 100 * (1 - c->alpha), need, c->alpha);
+	return 1;
 }
 
 /* The normal approximation's quantile of H for n (per side when

@@ -67,6 +67,8 @@
  *         "gate": ["mempool.nocache.*"],
  *         "timeout_s": 600,
  *         "stop_after_lines": 40,       only when set
+ *         "warmup_runs": 1,             only when set: discarded runs per
+ *                                       side before the first repetition
  *         "mode": "subset",             mempool_perf only
  *         "subset": {"cores": [1], "cache": [0, 512], "bulk": [32],
  *                    "keep": [128], "constant_n": [0], "time_s": 1}
@@ -169,6 +171,7 @@
 #define JS_BENCH_GATE "gate"		/* array of strings */
 #define JS_BENCH_TIMEOUT_S "timeout_s"	/* number */
 #define JS_BENCH_STOP_AFTER_LINES "stop_after_lines"	/* number, only when set */
+#define JS_BENCH_WARMUP_RUNS "warmup_runs"	/* number 1..PROFILE_WARMUP_MAX, only when set */
 #define JS_BENCH_MODE "mode"		/* string: "subset" or "full" */
 #define JS_BENCH_SUBSET "subset"	/* object: JS_SUBSET_* */
 

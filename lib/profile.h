@@ -94,6 +94,12 @@
  *                   match a key the parser produces (with mode "subset",
  *                   a key that the subset produces)
  *   timeout_s       required, 1..86400: the agent kills a run after this
+ *   warmup_runs     optional, 0..10, default 0: runs of this benchmark per
+ *                   side at the start of each job's benchmark stage (each
+ *                   follow-up round too), logged and discarded: the first
+ *                   run after a build or a pause pays for cold page cache,
+ *                   hugepage first touch and clock ramp-up, and its pair
+ *                   is the noisiest of the round (bench/noise_pairs.sh)
  *   stop_after_lines  optional, mempool_perf mode "full" only: stop the
  *                   unmodified test after this many result lines and keep
  *                   them (the full test runs for up to an hour)
@@ -202,6 +208,7 @@
 #define PROFILE_MAX_ITEMS 256		/* per list or map (args, labels, ...) */
 #define PROFILE_NAME_MAX 64		/* bytes in a name, but contexts */
 #define PROFILE_CONTEXT_NAME_MAX 255	/* Patchwork's limit for a context */
+#define PROFILE_WARMUP_MAX 10		/* a benchmark's warmup_runs */
 #define PROFILE_MAX_LCORE 1023		/* highest lcore id in a core list */
 #define PROFILE_MAX_SUBSET 1024		/* mempool configurations per subset */
 
@@ -311,6 +318,7 @@ struct profile_benchmark {
 	size_t n_gate;
 	int timeout_s;
 	int stop_after_lines;		/* 0 when not set */
+	int warmup_runs;		/* 0 when not set */
 	enum profile_mode mode;		/* meaningful for mempool_perf only */
 	bool has_subset;		/* mempool_perf in mode subset */
 	struct profile_mempool_subset subset;

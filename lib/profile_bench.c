@@ -238,7 +238,7 @@ int profile_load_benchmark(struct profile_loader *ld, const char *path, const ch
 {
 	static const char *const keys[] = {
 		"description", "program", "args", "env", "stdin", "duration_s", "parser",
-		"gate", "timeout_s", "stop_after_lines", "mode", "subset", NULL
+		"gate", "timeout_s", "stop_after_lines", "warmup_runs", "mode", "subset", NULL
 	};
 	struct profile_set *ps = ld->ps;
 	struct profile_benchmark *b;
@@ -277,7 +277,9 @@ int profile_load_benchmark(struct profile_loader *ld, const char *path, const ch
 				&b->n_gate) < 0 ||
 	    profile_get_int(ld, path, obj, "timeout_s", true, 1, 86400, &b->timeout_s) < 0 ||
 	    profile_get_int(ld, path, obj, "stop_after_lines", false, 1, 1000000,
-			    &b->stop_after_lines) < 0)
+			    &b->stop_after_lines) < 0 ||
+	    profile_get_int(ld, path, obj, "warmup_runs", false, 0, PROFILE_WARMUP_MAX,
+			    &b->warmup_runs) < 0)
 		return -1;
 	b->stdin_mode = (enum profile_stdin)stdin_idx;
 	b->parser = (enum profile_parser)parser;

@@ -165,6 +165,7 @@ static int print_benchmark(cJSON *o, const struct profile_benchmark *b)
 	    add_strv(o, "gate", b->gate, b->n_gate) < 0 ||
 	    add_num(o, "timeout_s", b->timeout_s) < 0 ||
 	    (b->stop_after_lines && add_num(o, "stop_after_lines", b->stop_after_lines) < 0) ||
+	    (b->warmup_runs && add_num(o, "warmup_runs", b->warmup_runs) < 0) ||
 	    (mempool && add_str(o, "mode", profile_mode_name(b->mode)) < 0) ||
 	    (b->has_subset && print_subset(o, &b->subset) < 0))
 		return -1;

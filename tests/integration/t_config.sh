@@ -49,6 +49,18 @@ for p in profiles/*.json; do
 	expect_rc 0 "$AGENT" --config "$TMP/one.json" --check-config
 done
 
+# The shipped profiles' contexts can all pass; one whose cap is below the
+# 6 pairs of a 95 % interval is valid but said to be unable to (stderr).
+! grep -q "warning: context" "$TMP/out" || fail "a shipped context cannot pass"
+mkdir -p "$TMP/capped"
+jq '.contexts["perfgate-demo-Performance"].max_repetitions = 3' profiles/demo.json \
+	>"$TMP/capped/demo.json" || fail "jq"
+printf '{ "profiles_dir": "%s", "profiles": ["demo.json"] }\n' "$TMP/capped" >"$TMP/capped.json"
+"$CTL" --config "$TMP/capped.json" --check-config >/dev/null 2>"$TMP/capped.err" ||
+	fail "a context capped at 3 repetitions was rejected: $(cat "$TMP/capped.err")"
+grep -qx "perfgate-controller: warning: context perfgate-demo-Performance: max_repetitions 3 cannot reach a 95 % interval (6 pairs at alpha 0.05): its verdicts can only warn or fail, never pass" \
+	"$TMP/capped.err" || { cat "$TMP/capped.err"; fail "no warning for a context capped below 6 pairs"; }
+
 # Broken configurations: exit 1 and the exact message.
 n=0
 for f in tests/configs/controller/*.json tests/configs/agent/*.json; do

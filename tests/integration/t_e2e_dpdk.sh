@@ -119,6 +119,16 @@ for job in $(q "SELECT id FROM jobs"); do
 	jq_is "$TMP/fp.json" '.apply.applied' 1
 	jq -e '.host_check.governor and .host_check.compiler != ""' "$TMP/fp.json" >/dev/null ||
 		fail "job $job: no host check in the fingerprint"
+	# The quiet check ran before each of the attempt's 3 x 2 x 2 runs, and
+	# what it saw is bounded by the job's budget (agent/hostcheck.h).
+	jq -e '.quiet_check.runs == 12 and .quiet_check.busy <= 12 and
+	       .quiet_check.waited <= 12 and .quiet_check.wait_ms <= 120000 and
+	       .quiet_check.limit_cpus == 0.25' "$TMP/fp.json" >/dev/null ||
+		fail "job $job: the fingerprint's quiet check: $(jq -c .quiet_check "$TMP/fp.json")"
+	if [ "$(jq .quiet_check.busy "$TMP/fp.json")" -gt 0 ]; then
+		jq -e '.warnings | map(select(test("benchmark runs started on a busy host"))) | length == 1' \
+			"$TMP/fp.json" >/dev/null || fail "job $job: busy runs without their warning"
+	fi
 done
 # Both build modes ran, each its own build type.
 [ "$(q "SELECT count(DISTINCT json_extract(fingerprint, '\$.build.buildtype')) FROM results")" = 2 ] ||

@@ -60,7 +60,13 @@ static void test_def_from_json(void **state)
 	assert_null(d.args[3]);
 	assert_string_equal(d.env[0], "FAKE_CAPTURE=@CAP@");
 	assert_false(d.subset);
+	assert_int_equal(d.warmup_runs, 0);
 	bench_def_release(&d);
+	assert_int_equal(def_of(TESTPMD_DEF(",\"warmup_runs\":2"), &d, &err), 0);
+	assert_int_equal(d.warmup_runs, 2);
+	bench_def_release(&d);
+	assert_int_equal(def_of(TESTPMD_DEF(",\"warmup_runs\":11"), &d, &err), -1);
+	assert_non_null(strstr(err.msg, "warmup_runs"));
 
 	assert_int_equal(def_of("{\"name\":\"mp\",\"program\":\"app/test/dpdk-test\",\"args\":[],"
 				"\"parser\":\"mempool_perf\",\"gate\":[\"mempool.*\"],"

@@ -187,6 +187,110 @@ static void test_gather_this_host(void **state)
 	assert_string_equal(h.compiler, "");
 }
 
+/* A scripted sampler: the shares in turn, then the last one for ever;
+ * fails at index fail_at (when >= 0). */
+struct script {
+	const double *shares;
+	int n, next, fail_at, stop_after;
+	unsigned int ms_seen;
+};
+
+static int script_sample(void *arg, unsigned int ms, double *share, struct pg_err *err)
+{
+	struct script *s = arg;
+	int i = s->next < s->n ? s->next : s->n - 1;
+
+	s->ms_seen = ms;
+	if (s->next++ == s->fail_at)
+		return pg_err_set(err, PG_EIO, "scripted failure"), -1;
+	*share = s->shares[i];
+	return 0;
+}
+
+static bool script_stopped(void *arg)
+{
+	struct script *s = arg;
+
+	return s->stop_after >= 0 && s->next >= s->stop_after;
+}
+
+/* The quiet check: quiet at once, quiet after waiting, busy past the
+ * bound (measured anyway), stopped while waiting, a failing sample. */
+static void test_wait_quiet(void **state)
+{
+	static const double quiet[] = { 0.01 };
+	static const double settles[] = { 0.6, 0.5, 0.05 };
+	static const double busy[] = { 0.9 };
+	struct script s = { quiet, 1, 0, -1, -1, 0 };
+	struct hostcheck_quiet q;
+	struct pg_err err = PG_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(hostcheck_wait_quiet(script_sample, &s, 250, 10000, 0.125,
+					      script_stopped, &s, &q, &err), 0);
+	assert_true(q.quiet);
+	assert_int_equal(q.samples, 1);
+	assert_int_equal(q.waited_ms, 0);
+	assert_int_equal(s.ms_seen, 250);
+
+	s = (struct script){ settles, 3, 0, -1, -1, 0 };
+	assert_int_equal(hostcheck_wait_quiet(script_sample, &s, 250, 10000, 0.125,
+					      script_stopped, &s, &q, &err), 0);
+	assert_true(q.quiet);
+	assert_int_equal(q.samples, 3);
+	assert_int_equal(q.waited_ms, 500);
+	assert_float_equal(q.share, 0.05, 1e-12);
+
+	/* Never quiet: 1 s of waiting at 250 ms a sample is 4 more samples,
+	 * then the run goes ahead, marked busy. */
+	s = (struct script){ busy, 1, 0, -1, -1, 0 };
+	assert_int_equal(hostcheck_wait_quiet(script_sample, &s, 250, 1000, 0.125,
+					      script_stopped, &s, &q, &err), 0);
+	assert_false(q.quiet);
+	assert_int_equal(q.samples, 5);
+	assert_int_equal(q.waited_ms, 1000);
+	assert_float_equal(q.share, 0.9, 1e-12);
+
+	/* No budget left: one sample, no wait. */
+	s = (struct script){ busy, 1, 0, -1, -1, 0 };
+	assert_int_equal(hostcheck_wait_quiet(script_sample, &s, 250, 0, 0.125, NULL, NULL, &q,
+					      &err), 0);
+	assert_false(q.quiet);
+	assert_int_equal(q.samples, 1);
+	assert_int_equal(q.waited_ms, 0);
+
+	/* Cancelled while waiting. */
+	s = (struct script){ busy, 1, 0, -1, 2, 0 };
+	assert_int_equal(hostcheck_wait_quiet(script_sample, &s, 250, 10000, 0.125,
+					      script_stopped, &s, &q, &err), 1);
+	assert_int_equal(s.next, 2);
+
+	/* A sample that fails is the check's error. */
+	s = (struct script){ settles, 3, 0, 1, -1, 0 };
+	assert_int_equal(hostcheck_wait_quiet(script_sample, &s, 250, 10000, 0.125, NULL, NULL,
+					      &q, &err), -1);
+	assert_non_null(strstr(err.msg, "scripted failure"));
+}
+
+/* hostcheck_sample_busy on a fake /proc/stat: no time passes between the
+ * two readings of a file that does not change (0), and a missing file is
+ * an error that names it. */
+static void test_sample_busy_fake(void **state)
+{
+	char root[] = "/tmp/pg-test-hostcheck.XXXXXX";
+	struct pg_err err = PG_ERR_INIT;
+	double share = -1;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	put(root, "proc/stat", "cpu  10 0 10 80 0 0 0 0 0 0\n");
+	assert_int_equal(hostcheck_sample_busy(root, 1, &share, &err), 0);
+	assert_float_equal(share, 0, 1e-12);
+	rm_rf(root);
+	assert_int_equal(hostcheck_sample_busy(root, 1, &share, &err), -1);
+	assert_non_null(strstr(err.msg, "/proc/stat"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +299,8 @@ int main(void)
 		cmocka_unit_test(test_stat),
 		cmocka_unit_test(test_gather_lab_host),
 		cmocka_unit_test(test_gather_this_host),
+		cmocka_unit_test(test_wait_quiet),
+		cmocka_unit_test(test_sample_busy_fake),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -454,6 +454,7 @@ static void test_new_series(void **state)
 	assert_strings(get(b, "gate"), gate, 1);
 	assert_int_equal(get_num(b, "timeout_s"), 120);
 	assert_false(has(b, "stop_after_lines"));
+	assert_int_equal(get_num(b, "warmup_runs"), 2);
 	assert_string_equal(get_str(b, "mode"), "subset");
 	sub = get(b, "subset");
 	assert_int_equal(cJSON_GetArraySize(get(sub, "cache")), 2);
@@ -467,6 +468,7 @@ static void test_new_series(void **state)
 	assert_strings(get(b, "args"), pmd_args, 10);
 	assert_string_equal(get_str(b, "stdin"), "hold");
 	assert_int_equal(get_num(b, "duration_s"), 5);
+	assert_false(has(b, "warmup_runs"));
 	assert_string_equal(get_str(b, "parser"), "testpmd");
 	assert_false(has(b, "mode"));
 	assert_false(has(b, "subset"));

@@ -1120,6 +1120,25 @@ static void test_mde(void **state)
 	assert_true(verdict_pairs_needed(true, 0.05, 0.02, 0.05, 0.8) >
 		    verdict_pairs_needed(true, 0.05, 0.04, 0.05, 0.8));
 	assert_int_equal(verdict_pairs_needed(true, 0.05, 0, 0.05, 0.8), VERDICT_PAIRS_NEVER);
+
+	/* a context whose cap stays below those pairs can never pass */
+	{
+		struct profile_context c = { .name = "ctx", .alpha = 0.05, .max_repetitions = 6 };
+		char why[256];
+
+		assert_int_equal(verdict_context_can_pass(&c, why, sizeof(why)), 0);
+		c.max_repetitions = 5;
+		assert_int_equal(verdict_context_can_pass(&c, why, sizeof(why)), 1);
+		assert_string_equal(why, "context ctx: max_repetitions 5 cannot reach a 95 % "
+				    "interval (6 pairs at alpha 0.05): its verdicts can only warn "
+				    "or fail, never pass");
+		/* 2 / 2^n <= 0.01 from 8 pairs on */
+		c.alpha = 0.01;
+		c.max_repetitions = 7;
+		assert_int_equal(verdict_context_can_pass(&c, why, sizeof(why)), 1);
+		c.max_repetitions = 8;
+		assert_int_equal(verdict_context_can_pass(&c, why, sizeof(why)), 0);
+	}
 }
 
 int main(void)
