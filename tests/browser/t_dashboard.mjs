@@ -184,6 +184,8 @@ async function seriesDom(w) {
 		fingerprints: document.querySelectorAll('dl.fingerprint').length,
 		jobs: [...document.querySelectorAll('section.job[data-job]')].map((s) => ({
 			job: Number(s.dataset.job),
+			stateCell: s.querySelector('[data-field=state]')?.textContent.trim() ?? null,
+			progress: !!s.querySelector('[data-field=state] progress, [data-field=state] .progress'),
 			keys: [...s.querySelectorAll('table.keys tr.key')].map((tr) => ({
 				benchmark: tr.dataset.benchmark, metric: tr.dataset.metric, classes: [...tr.classList],
 				cells: Object.fromEntries([...tr.querySelectorAll('td[data-field]')].map((td) =>
@@ -231,6 +233,10 @@ export async function series_pages_match_the_store(h) {
 		for (const j of jobs) {
 			const dj = d.jobs.find((x) => x.job === j.id);
 			const jw = `${where} job ${j.id}`;
+			// An ended job shows its state, not the agent's last stage report.
+			if (!['leased', 'running'].includes(j.state))
+				check(!dj.progress && !/%/.test(dj.stateCell),
+				      `${jw}: ${j.state} job shows a stage's progress: ${JSON.stringify(dj.stateCell)}`);
 			const verdicts = q(`SELECT benchmark, metric, base_median, patched_median, p, state FROM verdicts
 					    WHERE job_id = ${j.id} AND metric IS NOT NULL ORDER BY benchmark, metric`);
 			for (const v of verdicts) {

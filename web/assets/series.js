@@ -151,6 +151,9 @@ function runSection(r, seen) {
 }
 
 const pending = [];   // [job, box, host span] whose verdicts are to load
+// A job's stage and progress are the agent's last report: news while it
+// runs, stale once it ended ("done bench 58 %" said nothing true).
+const LIVE = new Set(['leased', 'running']);
 
 function jobSection(j) {
   const host = h('span', { data: { field: 'host' } }, j.agent || '—');
@@ -160,7 +163,7 @@ function jobSection(j) {
     h('h4', { id: 'job-' + j.id + '-h' }, `Job ${j.id}: ${j.build_mode || '?'} on ${j.agent || j.host_class || '?'} `, badge(j.state), j.outcome ? [' ', badge(j.outcome)] : null),
     facts([
       ['Host', host], ['Host class', j.host_class || '—'], ['Build mode', j.build_mode || '—'], ['Agent', j.agent || '—'],
-      ['State', h('span', { data: { field: 'state', value: j.state } }, badge(j.state), j.stage ? [' ', j.stage, ' ', progressEl(j.progress)] : null)],
+      ['State', h('span', { data: { field: 'state', value: j.state } }, badge(j.state), j.stage && LIVE.has(j.state) ? [' ', j.stage, ' ', progressEl(j.progress)] : null)],
       ['Outcome', h('span', { data: { field: 'outcome', value: d(j.outcome) } }, j.outcome ? badge(j.outcome) : '—')],
       ['Attempts', String(j.attempt ?? '—')], ['Started', timeEl(j.started_at)], ['Finished', timeEl(j.finished_at)],
     ], true),
