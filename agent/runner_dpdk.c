@@ -44,7 +44,11 @@ struct dpdk_spec {
 	const char *tree, *url, *branch, *base_commit, *version;	/* version may be NULL */
 	const char *build_mode;
 	const cJSON *build;
-	const char *mbox_url;
+	const char *mbox_url;		/* NULL for a baseline */
+	/* A baseline (lib/jobspec.h): base_commit alone, one build measured
+	 * as both sides, no series to apply. */
+	bool baseline;
+	const char *baseline_trigger;
 	const char *dep_urls[RUNNER_MAX_DEPS];
 	size_t n_deps;
 	size_t n_missing_deps;
@@ -107,8 +111,9 @@ static void spec_release(struct dpdk_spec *s)
 
 static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
 {
-	const cJSON *tree, *series, *deps = NULL, *benches, *it;
+	const cJSON *tree, *series = NULL, *deps = NULL, *benches, *it, *bl = NULL;
 	const cJSON *host = NULL;
+	const char *reason = NULL;
 	int64_t reps = 0, rep_base = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -120,11 +125,19 @@ static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
 		goto fail_tree;
 	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(tree, JS_TREE_VERSION)))
 		s->version = cJSON_GetObjectItemCaseSensitive(tree, JS_TREE_VERSION)->valuestring;
+	if (pg_json_get_string(job, JS_REASON, false, &reason, err) < 0)
+		goto fail;
+	s->baseline = reason && strcmp(reason, JS_REASON_BASELINE) == 0;
+	if (s->baseline &&
+	    (pg_json_get_object(job, JS_BASELINE, true, &bl, err) < 0 ||
+	     pg_json_get_string(bl, JS_BASELINE_TRIGGER, true, &s->baseline_trigger, err) < 0))
+		goto fail;
 	if (pg_json_get_string(job, JS_BUILD_MODE, true, &s->build_mode, err) < 0 ||
 	    pg_json_get_object(job, JS_BUILD, true, &s->build, err) < 0 ||
-	    pg_json_get_object(job, JS_SERIES, true, &series, err) < 0 ||
-	    pg_json_get_string(series, JS_SERIES_MBOX_URL, true, &s->mbox_url, err) < 0 ||
-	    pg_json_get_array(job, JS_DEPENDS_ON, false, &deps, err) < 0 ||
+	    (!s->baseline &&
+	     (pg_json_get_object(job, JS_SERIES, true, &series, err) < 0 ||
+	      pg_json_get_string(series, JS_SERIES_MBOX_URL, true, &s->mbox_url, err) < 0 ||
+	      pg_json_get_array(job, JS_DEPENDS_ON, false, &deps, err) < 0)) ||
 	    pg_json_get_array(job, JS_BENCHMARKS, true, &benches, err) < 0 ||
 	    pg_json_get_int(job, JS_REPETITIONS, true, 1, 10000, &reps, err) < 0 ||
 	    pg_json_get_int(job, JS_REPETITION_BASE, false, 0, 1000000, &rep_base, err) < 0 ||
@@ -375,6 +388,13 @@ static int job_checkout(struct dpdk_job *j, int side, struct pg_err *err)
 	return rc;
 }
 
+/* The sides checked out and built: both, or for a baseline the base
+ * alone, whose build then runs as both sides (A/A). */
+static int job_built_sides(const struct dpdk_job *j)
+{
+	return j->spec.baseline ? 1 : RUNNER_SIDES;
+}
+
 /* The subset of the first mempool benchmark in mode subset, or NULL. */
 static const struct bench_def *job_subset_bench(const struct dpdk_job *j)
 {
@@ -402,7 +422,9 @@ static int job_harness(struct dpdk_job *j, struct pg_err *err)
 	if (harness_subset_from_json(b->subset_json, &subset, err) < 0)
 		return pg_err_prefix(err, "benchmark %s", b->name), -1;
 	j->harness_lines = (int)harness_subset_lines(&subset);
-	for (int side = 0; side < RUNNER_SIDES; side++) {
+	if (j->spec.baseline)
+		applied[1] = true;	/* one tree measured as both sides */
+	for (int side = 0; side < job_built_sides(j); side++) {
 		if (harness_apply_file(j->src[side], &subset, &applied[side], &why) < 0) {
 			*err = why;
 			return pg_err_prefix(err, "harness on the %s side", runner_side_name[side]), -1;
@@ -719,6 +741,7 @@ static cJSON *job_fingerprint(struct dpdk_job *j)
 	    !cJSON_AddStringToObject(fp, "harness", j->harness_on ? "subset" :
 				     j->harness_fallback ? "fallback" : "none") ||
 	    !cJSON_AddBoolToObject(fp, "sandbox", j->sandbox != NULL) ||
+	    !cJSON_AddBoolToObject(fp, "baseline", j->spec.baseline) ||
 	    !(o = cJSON_Duplicate(j->warnings, true)) ||
 	    !cJSON_AddItemToObject(fp, "warnings", o))
 		goto fail;
@@ -913,7 +936,7 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;
 	}
-	for (int side = 0; side < RUNNER_SIDES; side++) {
+	for (int side = 0; side < job_built_sides(&j); side++) {
 		r = job_checkout(&j, side, &jerr);
 		if (r > 0)
 			goto stopped;
@@ -922,7 +945,14 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 			goto result;
 		}
 	}
-	r = job_fetch_apply(&j, &jerr);
+	if (j.spec.baseline) {
+		job_logf(&j, "apply", "baseline (%s): %s at %.12s measured by itself, one build run "
+			 "as both sides (A/A): nothing to apply\n", j.spec.baseline_trigger,
+			 j.spec.branch, j.spec.base_commit);
+		r = 0;
+	} else {
+		r = job_fetch_apply(&j, &jerr);
+	}
 	if (r == 2)
 		goto stopped;
 	if (r < 0) {
@@ -945,11 +975,12 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		job_logf(&j, "apply", "apply failure: %s\n", pg_buf_str(&detail));
 		goto result;
 	}
-	job_logf(&j, "apply", "applied %zu patch%s on %s at %.12s: %zu exact, %zu at an offset, "
-		 "%zu by three-way merge, %zu already applied\n", j.n_applied,
-		 j.n_applied == 1 ? "" : "es", j.spec.branch, j.spec.base_commit,
-		 j.n_method[PG_APPLY_EXACT], j.n_method[PG_APPLY_OFFSET],
-		 j.n_method[PG_APPLY_3WAY], j.n_method[PG_APPLY_ALREADY]);
+	if (!j.spec.baseline)
+		job_logf(&j, "apply", "applied %zu patch%s on %s at %.12s: %zu exact, %zu at an "
+			 "offset, %zu by three-way merge, %zu already applied\n", j.n_applied,
+			 j.n_applied == 1 ? "" : "es", j.spec.branch, j.spec.base_commit,
+			 j.n_method[PG_APPLY_EXACT], j.n_method[PG_APPLY_OFFSET],
+			 j.n_method[PG_APPLY_3WAY], j.n_method[PG_APPLY_ALREADY]);
 	/* git am -3's "No changes -- Patch already applied." for every patch:
 	 * both sides would build the same tree, so there is nothing to
 	 * measure (a comparison of a tree with itself could only be noise).
@@ -972,7 +1003,7 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		goto stopped;
 
 	/* builds */
-	for (int side = 0; side < RUNNER_SIDES; side++) {
+	for (int side = 0; side < job_built_sides(&j); side++) {
 		t = pg_time_mono_ms();
 		r = job_build(&j, side, &jerr);
 		j.ms_build[side] = pg_time_mono_ms() - t;
@@ -992,6 +1023,8 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 			goto result;
 		}
 	}
+	if (j.spec.baseline)
+		memcpy(j.build_dir[1], j.build_dir[0], sizeof(j.build_dir[1]));
 	if (j.spec.version && j.build[0].version &&
 	    strcmp(j.spec.version, j.build[0].version) != 0) {
 		char w[160];
@@ -1035,9 +1068,10 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		if (pg_buf_printf(&detail, "%s", pg_buf_str(&j.failures)) < 0)
 			goto nomem;
 	} else if (pg_buf_printf(&detail, "%d repetition%s of %zu benchmark%s, base and patched "
-				 "interleaved: %d samples", j.spec.repetitions,
+				 "interleaved%s: %d samples", j.spec.repetitions,
 				 j.spec.repetitions == 1 ? "" : "s", j.spec.n_bench,
 				 j.spec.n_bench == 1 ? "" : "s",
+				 j.spec.baseline ? " (a baseline: one build as both sides)" : "",
 				 cJSON_GetArraySize(j.samples)) < 0) {
 		goto nomem;
 	}

@@ -223,7 +223,7 @@ static bool api_set(cJSON *o, const char *key, cJSON *v)
 /*
  * The job as the agent gets it: jobs.spec (the planner's job format) with
  * the lease's facts set over it, and "series" completed with its id and
- * mbox URL when the spec lacks them.
+ * mbox URL when the spec lacks them (a baseline has none: left so).
  */
 static cJSON *api_lease_job(const struct api_server *srv, const struct sched_lease *l,
 			    int64_t lease_s)
@@ -257,14 +257,15 @@ static cJSON *api_lease_job(const struct api_server *srv, const struct sched_lea
 	     api_set(job, JS_CONTEXT, cJSON_CreateString(l->context)) &&
 	     api_set(job, JS_HOST_CLASS, cJSON_CreateString(l->host_class)) &&
 	     api_set(job, JS_BUILD_MODE, cJSON_CreateString(l->build_mode));
-	series = cJSON_GetObjectItemCaseSensitive(job, JS_SERIES);
-	if (ok && !cJSON_IsObject(series)) {
+	/* A baseline measures a commit by itself: no series to complete. */
+	series = l->series_id > 0 ? cJSON_GetObjectItemCaseSensitive(job, JS_SERIES) : NULL;
+	if (ok && l->series_id > 0 && !cJSON_IsObject(series)) {
 		ok = api_set(job, JS_SERIES, cJSON_CreateObject());
 		series = cJSON_GetObjectItemCaseSensitive(job, JS_SERIES);
 	}
-	if (ok && !cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_ID))
+	if (ok && series && !cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_ID))
 		ok = api_set(series, JS_SERIES_ID, cJSON_CreateNumber((double)l->series_id));
-	if (ok && !cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_MBOX_URL)) {
+	if (ok && series && !cJSON_GetObjectItemCaseSensitive(series, JS_SERIES_MBOX_URL)) {
 		ok = pg_fmt(url, sizeof(url), "%s/api/v1/series/%lld/mbox", srv->public_url,
 			    (long long)l->series_id) >= 0 &&
 		     api_set(series, JS_SERIES_MBOX_URL, cJSON_CreateString(url));

@@ -384,7 +384,7 @@ bool vw_fill_job(cJSON *o, sqlite3_stmt *stmt)
 {
 	return vw_int(o, "id", stmt, 0) &&
 	       vw_int(o, "run", stmt, 1) &&
-	       vw_int(o, "series", stmt, 2) &&
+	       vw_int_or_null(o, "series", stmt, 2) &&	/* null: a baseline */
 	       vw_text(o, "context", stmt, 3) &&
 	       vw_text(o, "host_class", stmt, 4) &&
 	       vw_text(o, "build_mode", stmt, 5) &&
@@ -410,11 +410,11 @@ static bool fill_job_spec(cJSON *o, sqlite3_stmt *stmt)
 
 #define RUN_COLUMNS \
 	"id, series_id, reason, recheck_id, tree, branch, base_commit, state, created_at," \
-	" finished_at"
+	" finished_at, trigger"
 
 static const struct vw_col run_row_cols[] = {
 	{ "id", VW_INT, 0 },
-	{ "series", VW_INT, 1 },
+	{ "series", VW_INT_OR_NULL, 1 },	/* null: a baseline (reason 'baseline') */
 	{ "reason", VW_TEXT, 2 },
 	{ "recheck", VW_INT_OR_NULL, 3 },
 	{ "tree", VW_TEXT, 4 },
@@ -423,6 +423,7 @@ static const struct vw_col run_row_cols[] = {
 	{ "state", VW_TEXT, 7 },
 	{ "created_at", VW_INT, 8 },
 	{ "finished_at", VW_INT_OR_NULL, 9 },
+	{ "trigger", VW_TEXT_OR_NULL, 10 },	/* a baseline's: head, interval, manual, bisect */
 	{ NULL, VW_TEXT, 0 },
 };
 

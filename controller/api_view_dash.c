@@ -77,7 +77,7 @@ bool api_view_eta(struct store *st, cJSON *o, const char *host_class, const char
 /* ---- agents --------------------------------------------------------------- */
 
 static const struct vw_col running_cols[] = {
-	{ "series", VW_INT, 0 },
+	{ "series", VW_INT_OR_NULL, 0 },	/* null: a baseline */
 	{ "run", VW_INT, 1 },
 	{ "build_mode", VW_TEXT, 2 },
 	{ "host_class", VW_TEXT, 3 },

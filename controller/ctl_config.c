@@ -16,7 +16,10 @@
 
 static const char *const ctl_config_fields[] = {
 	"db", "data_dir", "profiles_dir", "profiles", "log_level", "project", "sources",
-	"intake", "api", "mail", "checks", NULL
+	"intake", "api", "mail", "checks", "baseline", NULL
+};
+static const char *const ctl_baseline_fields[] = {
+	"enabled", "interval_s", "poll_s", NULL
 };
 static const char *const ctl_source_fields[] = {
 	"name", "type", "url", "project", "token_file", NULL
@@ -508,6 +511,25 @@ fail:
 	return -1;
 }
 
+static int ctl_config_baseline(struct ctl_config *c, const cJSON *root, struct pg_err *err)
+{
+	struct ctl_baseline *b = &c->baseline;
+	const cJSON *o = NULL;
+	int rc;
+
+	rc = pg_json_get_object(root, "baseline", 0, &o, err);
+	if (rc <= 0)
+		return rc;
+	if (pg_json_check_keys(o, ctl_baseline_fields, err) < 0 ||
+	    pg_json_get_bool(o, "enabled", 0, &b->enabled, err) < 0 ||
+	    pg_json_get_int(o, "interval_s", 0, 600, 90 * 86400, &b->interval_s, err) < 0 ||
+	    pg_json_get_int(o, "poll_s", 0, 10, 86400, &b->poll_s, err) < 0) {
+		pg_err_prefix(err, "field 'baseline'");
+		return -1;
+	}
+	return 0;
+}
+
 static void ctl_checks_free(struct ctl_checks *k)
 {
 	free(k->patchwork_url);
@@ -582,6 +604,8 @@ static int ctl_config_defaults(struct ctl_config *c, struct pg_err *err)
 	c->mail.patch_url_template = strdup(CTL_MAIL_PATCH_URL);
 	c->checks.timeout_s = CTL_CHECKS_TIMEOUT_S;
 	c->checks.max_backoff_s = CTL_CHECKS_BACKOFF_S;
+	c->baseline.interval_s = CTL_BASELINE_INTERVAL_S;
+	c->baseline.poll_s = CTL_BASELINE_POLL_S;
 	if (!c->db || !c->data_dir || !c->profiles_dir || !c->log_level || !c->project ||
 	    !c->mail.to || !c->mail.to_addr || !c->mail.patch_url_template)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -604,7 +628,8 @@ static int ctl_config_parse(void *cfg, const cJSON *root, const char *dir,
 	    ctl_config_intake(c, root, err) < 0 ||
 	    ctl_config_api(c, root, dir, err) < 0 ||
 	    ctl_config_mail(c, root, dir, err) < 0 ||
-	    ctl_config_checks(c, root, dir, err) < 0)
+	    ctl_config_checks(c, root, dir, err) < 0 ||
+	    ctl_config_baseline(c, root, err) < 0)
 		return -1;
 	if (!ctl_name_ok(c->project))
 		return pg_err_set(err, PG_EINVAL, "field 'project': '%s' must be letters, digits, "
@@ -733,7 +758,7 @@ char *ctl_api_url(const struct ctl_api *a)
 
 cJSON *ctl_config_to_json(const struct ctl_config *c)
 {
-	cJSON *o = cJSON_CreateObject(), *arr, *intake;
+	cJSON *o = cJSON_CreateObject(), *arr, *intake, *bl;
 
 	if (!o)
 		return NULL;
@@ -783,6 +808,11 @@ cJSON *ctl_config_to_json(const struct ctl_config *c)
 	}
 	if (ctl_api_to_json(o, &c->api) < 0 || ctl_mail_to_json(o, &c->mail) < 0 ||
 	    ctl_checks_to_json(o, &c->checks) < 0)
+		goto fail;
+	bl = cJSON_AddObjectToObject(o, "baseline");
+	if (!bl || !cJSON_AddBoolToObject(bl, "enabled", c->baseline.enabled) ||
+	    !cJSON_AddNumberToObject(bl, "interval_s", (double)c->baseline.interval_s) ||
+	    !cJSON_AddNumberToObject(bl, "poll_s", (double)c->baseline.poll_s))
 		goto fail;
 	return o;
 fail:

@@ -182,6 +182,23 @@ struct ctl_checks {
 	int64_t max_backoff_s;
 };
 
+/*
+ * The "baseline" section: scheduled baseline runs of the branches the
+ * contexts test (controller/planner.h, "Baselines").  {"enabled": false,
+ * "interval_s": 86400, "poll_s": 900}: when enabled, serve looks every
+ * poll_s for branch heads that moved and baselines older than interval_s
+ * (nightly by default).  Off by default: a baseline costs a host a job's
+ * time per context and branch.
+ */
+struct ctl_baseline {
+	bool enabled;
+	int64_t interval_s;
+	int64_t poll_s;
+};
+
+#define CTL_BASELINE_INTERVAL_S (24 * 60 * 60)
+#define CTL_BASELINE_POLL_S 900
+
 #define CTL_CHECKS_TIMEOUT_MAX_S 600
 #define CTL_CHECKS_BACKOFF_MAX_S 86400
 
@@ -200,6 +217,7 @@ struct ctl_config {
 	struct ctl_api api;
 	struct ctl_mail mail;
 	struct ctl_checks checks;
+	struct ctl_baseline baseline;
 };
 
 /* The default configuration file, SYSCONFDIR/perfgate/controller.json. */

@@ -39,6 +39,28 @@ out:
 	return rc;
 }
 
+int ctl_baseline_pass(const struct ctl_config *cfg, struct store *st,
+		      const struct profile_set *ps, const char *public_url,
+		      struct planner_stats *stats, struct pg_err *err)
+{
+	struct planner pl;
+	char *root = pg_config_resolve(cfg->data_dir, "trees");
+	int rc = -1;
+
+	if (!root)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	if (pg_mkdir_p(root, 0750, err) < 0)
+		goto out;
+	if (!public_url)
+		public_url = cfg->api.public_url;
+	planner_init(&pl, st, ps, root, public_url ? public_url : CTL_PLAN_DEFAULT_URL);
+	rc = planner_baselines_due(&pl, cfg->baseline.interval_s, err);
+	*stats = pl.stats;
+out:
+	free(root);
+	return rc;
+}
+
 int ctl_cmd_plan(const struct ctl_config *cfg, int argc, char **argv)
 {
 	struct pg_err err = PG_ERR_INIT;

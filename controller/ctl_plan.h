@@ -21,7 +21,18 @@
 int ctl_plan_pass(const struct ctl_config *cfg, struct store *st, const struct profile_set *ps,
 		  const char *public_url, struct planner_stats *stats, struct pg_err *err);
 
+/* The scheduled baselines (planner_baselines_due() at the configuration's
+ * baseline.interval_s), as ctl_plan_pass() runs a pass. */
+int ctl_baseline_pass(const struct ctl_config *cfg, struct store *st,
+		      const struct profile_set *ps, const char *public_url,
+		      struct planner_stats *stats, struct pg_err *err);
+
 /* `plan`: one pass over the store, printing what it planned. */
 int ctl_cmd_plan(const struct ctl_config *cfg, int argc, char **argv);
+
+/* `baseline run TREE BRANCH [--commit C] [--context NAME]` (one baseline
+ * asked for by hand), `baseline due` (the scheduled pass, once) and
+ * `baseline list [--json] [--limit N]` (ctl_baseline.c). */
+int ctl_cmd_baseline(const struct ctl_config *cfg, int argc, char **argv);
 
 #endif

@@ -331,7 +331,7 @@ static int commit_plan(struct pass *p, const struct series_info *si, const struc
 		       bool *planned, struct plan_counts *pc, struct pg_err *err)
 {
 	struct store *st = p->pl->st;
-	int64_t again = 0, priority = 0;
+	int64_t again = 0, priority = PLANNER_PRIORITY_SERIES;
 	int rc = -1;
 
 	*planned = false;
@@ -565,32 +565,44 @@ void planner_init(struct planner *pl, struct store *st, const struct profile_set
 	pl->dep_timeout_s = PLANNER_DEP_TIMEOUT_DEFAULT_S;
 }
 
+int planner_pass_init(struct pass *p, struct planner *pl, struct pg_err *err)
+{
+	size_t len;
+
+	memset(p, 0, sizeof(*p));
+	p->pl = pl;
+	p->now = pass_now(pl);
+	len = strlen(pl->public_url);
+	while (len && pl->public_url[len - 1] == '/')
+		len--;
+	if (len >= sizeof(p->base_url))
+		return pg_err_set(err, PG_EINVAL, "public URL '%.64s...' is too long",
+				  pl->public_url);
+	memcpy(p->base_url, pl->public_url, len);
+	p->base_url[len] = '\0';
+	p->trees = calloc(pl->ps->n_trees ? pl->ps->n_trees : 1, sizeof(*p->trees));
+	if (!p->trees)
+		return pg_err_set(err, PG_ENOMEM, "planner: out of memory");
+	return 0;
+}
+
+void planner_pass_release(struct pass *p)
+{
+	free(p->trees);
+	p->trees = NULL;
+}
+
 int planner_run(struct planner *pl, struct pg_err *err)
 {
 	struct pass p;
 	struct recheck *rqs = NULL;
 	int64_t *ids = NULL;
-	size_t n_ids = 0, n_rqs = 0, len;
+	size_t n_ids = 0, n_rqs = 0;
 	int rc = -1;
 
 	memset(&pl->stats, 0, sizeof(pl->stats));
-	memset(&p, 0, sizeof(p));
-	p.pl = pl;
-	p.now = pass_now(pl);
-	len = strlen(pl->public_url);
-	while (len && pl->public_url[len - 1] == '/')
-		len--;
-	if (len >= sizeof(p.base_url)) {
-		pg_err_set(err, PG_EINVAL, "public URL '%.64s...' is too long", pl->public_url);
+	if (planner_pass_init(&p, pl, err) < 0)
 		goto out;
-	}
-	memcpy(p.base_url, pl->public_url, len);
-	p.base_url[len] = '\0';
-	p.trees = calloc(pl->ps->n_trees ? pl->ps->n_trees : 1, sizeof(*p.trees));
-	if (!p.trees) {
-		pg_err_set(err, PG_ENOMEM, "planner: out of memory");
-		goto out;
-	}
 	if (planner_cancel_superseded(pl, err) < 0)
 		goto out;
 	/* Without contexts there is nothing to plan a series for. */
@@ -613,7 +625,7 @@ out:
 		pg_err_prefix(err, "planner pass");
 	recheck_list_free(rqs, n_rqs);
 	free(ids);
-	free(p.trees);
+	planner_pass_release(&p);
 	return rc;
 }
 
@@ -621,9 +633,9 @@ int planner_stats_print(const struct planner_stats *s, struct pg_buf *out)
 {
 	return pg_buf_printf(out, "series=%lu runs=%lu jobs=%lu checks=%lu rechecks_planned=%lu "
 			     "rechecks_ignored=%lu waiting=%lu deps_resolved=%lu deps_missing=%lu "
-			     "cancelled=%lu trees_synced=%lu errors=%lu\n",
+			     "cancelled=%lu trees_synced=%lu baselines=%lu errors=%lu\n",
 			     s->series_planned, s->runs_created, s->jobs_created, s->checks_queued,
 			     s->rechecks_planned, s->rechecks_ignored, s->series_waiting,
 			     s->deps_resolved, s->deps_missing, s->jobs_cancelled,
-			     s->trees_synced, s->errors);
+			     s->trees_synced, s->baselines_planned, s->errors);
 }

@@ -44,9 +44,9 @@
  * Jobs: one per (context, build mode) of each context of the run, on the
  * context's host class, in state 'queued', with jobs.spec as lib/jobspec.h
  * defines it.
- * Priority: PLANNER_PRIORITY_RECHECK for a recheck plus
- * PLANNER_PRIORITY_SMALL for a one-patch series (0 for a new series of
- * several patches); the scheduler takes higher priorities first.
+ * Priority: PLANNER_PRIORITY_SERIES, plus PLANNER_PRIORITY_RECHECK for a
+ * recheck and PLANNER_PRIORITY_SMALL for a one-patch series; the
+ * scheduler takes higher priorities first.
  *
  * Checks: for each context of a run, one 'pending' row in check_outbox
  * per patch to post on: the series' last patch, or every patch when the
@@ -98,6 +98,23 @@
  *
  * The job specification (jobs.spec) is lib/jobspec.h: its one
  * definition, which the agent reads with the same names.
+ *
+ * Baselines (DESIGN.md section 2.9).  A baseline run measures one commit
+ * of a branch by itself: runs.reason 'baseline', no series, runs.trigger
+ * saying why; its jobs (one per build mode of each context that tests the
+ * tree) run one build as both sides, interleaved as a patch job is, so
+ * that one job gives the commit's numbers and the host's paired (A/A)
+ * noise.  No check and no mail: nobody waits for a baseline.  Its jobs
+ * are queued at PLANNER_PRIORITY_BASELINE, below every series' jobs.
+ * planner_baseline() plans one (the CLI, a bisection);
+ * planner_baselines_due() plans the scheduled ones: for each context,
+ * each tree of the context and each branch of the tree, a baseline of the
+ * branch head when the head is not the commit of the latest baseline of
+ * that (context, tree, branch) ("head"), or when that baseline is older
+ * than the interval ("interval"); never while a job of that context on a
+ * baseline of that tree and branch is queued, leased or running (at most
+ * one waiting per (context, branch)).  The due contexts of a (tree,
+ * branch) share one run.
  */
 
 #include <stdint.h>
@@ -109,6 +126,12 @@
 #include "store.h"
 
 #define PLANNER_SPEC_FORMAT JOBSPEC_FORMAT_VERSION
+/* Every series' jobs start at PLANNER_PRIORITY_SERIES, above baselines
+ * (PLANNER_PRIORITY_BASELINE, and a baseline's follow-up one above it),
+ * which the scheduler takes only when no series' job waits for the host
+ * (rule 1 of sched.h); rechecks and one-patch series add theirs. */
+#define PLANNER_PRIORITY_SERIES 10
+#define PLANNER_PRIORITY_BASELINE 0
 #define PLANNER_PRIORITY_RECHECK 20
 #define PLANNER_PRIORITY_SMALL 10
 #define PLANNER_PENDING_TEXT "Performance Testing pending"
@@ -130,6 +153,7 @@ struct planner_stats {
 	unsigned long deps_missing;	/* dependencies given up on (planned without) */
 	unsigned long jobs_cancelled;	/* by supersession */
 	unsigned long trees_synced;
+	unsigned long baselines_planned;	/* baseline runs */
 	unsigned long errors;		/* series or requests skipped, retried next pass */
 };
 
@@ -170,6 +194,35 @@ int planner_run(struct planner *pl, struct pg_err *err);
  * pl->stats.jobs_cancelled.  Returns 0 or -1 (nothing changed then).
  */
 int planner_cancel_superseded(struct planner *pl, struct pg_err *err);
+
+struct planner_baseline_req {
+	const char *tree;	/* a tree of the profile set */
+	const char *branch;	/* one of its branches */
+	const char *commit;	/* 40 hex digits in the tree's mirror; NULL: the
+				 * branch head */
+	const char *context;	/* NULL: every context whose trees include tree */
+	const char *trigger;	/* "head", "interval", "manual" or "bisect" */
+};
+
+/*
+ * Plan one baseline run of rq (see "Baselines" above) in one transaction,
+ * after syncing the tree.  A context that has a baseline job of this tree
+ * and branch waiting (queued, leased, running) is left out.  Returns 0
+ * with *run_id (0 when no context was left to plan), or -1 with err:
+ * PG_ENOTFOUND for an unknown tree, branch, context or commit, PG_EINVAL
+ * for a context that does not test the tree, or a tree or store error.
+ */
+int planner_baseline(struct planner *pl, const struct planner_baseline_req *rq,
+		     int64_t *run_id, struct pg_err *err);
+
+/*
+ * The scheduled baselines (see "Baselines" above), interval_s seconds at
+ * least between two of one (context, tree, branch) whose head did not
+ * move.  A tree that cannot be synced is skipped with a warning and
+ * counted in stats.errors.  Adds to pl->stats (baselines_planned).
+ * Returns 0, or -1 when the store failed.
+ */
+int planner_baselines_due(struct planner *pl, int64_t interval_s, struct pg_err *err);
 
 /* Append one line of counts ("runs=2 jobs=6 ...") to out.  Returns 0 or
  * -1 (out's cap). */

@@ -11,6 +11,8 @@
  *   planner_tree.c   which tree and branch each context tests on, and the
  *                    base commit of each (tree, branch)
  *   planner_spec.c   the job spec (lib/jobspec.h) of one job
+ *   planner_baseline.c  baseline runs: a branch's commit measured by
+ *                    itself (planner.h, "Baselines")
  *
  * The planner writes no table itself: runs and jobs go through sched.h,
  * pending checks through outbox.h, dependencies and recheck requests
@@ -80,7 +82,8 @@ struct series_info {
 	struct notes notes;		/* about the series: its dependencies */
 };
 
-/* The contexts of a series that share a (tree, branch): one run. */
+/* The contexts of a series that share a (tree, branch): one run; or the
+ * contexts of one baseline run (trigger set). */
 struct group {
 	const struct profile_tree *tree;
 	const char *branch;
@@ -93,7 +96,13 @@ struct group {
 	unsigned major, minor;
 	struct notes notes;
 	int64_t run_id;
+	const char *trigger;		/* a baseline's ("head", ...); NULL for a series */
 };
+
+/* Begin a pass of pl (its clock, public URL, tree states); release it
+ * with planner_pass_release(), also after a failure.  Returns 0 or -1. */
+int planner_pass_init(struct pass *p, struct planner *pl, struct pg_err *err);
+void planner_pass_release(struct pass *p);
 
 /* Add a note about a job (printf format): notes explain a job to people;
  * past MAX_NOTES the log has them. */
@@ -115,6 +124,15 @@ int planner_collect_deps(struct pass *p, struct series_info *si, bool *wait,
 int planner_resolve_group(struct pass *p, const struct series_info *si,
 			  const struct recheck *rq, struct group *g, struct pg_err *err);
 
+/* Sync tree t once per pass (a failure sticks for the pass).  Returns 0
+ * or -1. */
+int planner_ensure_tree(struct pass *p, const struct profile_tree *t, struct pg_err *err);
+
+/* g's VERSION at g->base from mirror, and the version it parses to; a
+ * missing or unusable VERSION is a note, not an error.  Returns 0, or -1
+ * when the mirror cannot be read. */
+int planner_group_version(const char *mirror, struct group *g, struct pg_err *err);
+
 /* Put each context in the group of its (tree, branch) (planner_tree.c):
  * groups[k].ctx are slices of slots (room for n_ctx).  With a rebase, the
  * branch is the rebase branch, and contexts whose tree does not have it
@@ -123,6 +141,12 @@ int planner_group_contexts(const struct pass *p, const struct series_info *si,
 			   const struct recheck *rq, const struct profile_context *const *ctxs,
 			   size_t n_ctx, const struct profile_context **slots, struct group *groups,
 			   size_t *n_groups, struct pg_err *err);
+
+/* A baseline job's repetitions: the context's, raised to the fewest pairs
+ * that give a (1 - alpha) interval (verdict_min_runs()) within
+ * max_repetitions, since a baseline has no follow-up round: its one round
+ * must say what the host's A/A noise is. */
+int planner_baseline_repetitions(const struct profile_context *ctx);
 
 /* The spec of one job (planner_spec.c, lib/jobspec.h): malloc'd JSON text
  * in *out.  Returns 0 or -1. */

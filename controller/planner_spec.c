@@ -10,6 +10,7 @@
 #include "jobspec.h"
 #include "log.h"
 #include "json.h"
+#include "verdict.h"
 
 /* What the agent alone knows, as markers that no profile argument can
  * hold (profiles refuse control characters); see expand_args(). */
@@ -257,6 +258,15 @@ nomem:
 	return pg_err_set(err, PG_ENOMEM, "series %lld: out of memory", (long long)si->id);
 }
 
+int planner_baseline_repetitions(const struct profile_context *ctx)
+{
+	int need = verdict_min_runs(true, ctx->alpha);
+
+	if (need < ctx->repetitions)
+		need = ctx->repetitions;
+	return need < ctx->max_repetitions ? need : ctx->max_repetitions;
+}
+
 int planner_job_spec(const struct pass *p, const struct series_info *si,
 		     const struct group *g, const char *reason,
 		     const struct profile_context *ctx, const struct profile_host_class *hc,
@@ -277,8 +287,17 @@ int planner_job_spec(const struct pass *p, const struct series_info *si,
 	    !add_str(tree, JS_TREE_BASE_SOURCE, g->base_source) ||
 	    !add_str(tree, JS_TREE_VERSION, g->has_version || g->version[0] ? g->version : NULL))
 		goto nomem;
-	if (add_series(spec, p, si, err) < 0 || add_build(spec, g, bm, err) < 0 ||
-	    add_host(spec, hc, err) < 0)
+	if (si) {
+		if (add_series(spec, p, si, err) < 0)
+			goto out;
+	} else {
+		cJSON *b = cJSON_AddObjectToObject(spec, JS_BASELINE);
+
+		if (!b || !add_str(b, JS_BASELINE_TRIGGER, g->trigger) ||
+		    !cJSON_AddArrayToObject(spec, JS_DEPENDS_ON))
+			goto nomem;
+	}
+	if (add_build(spec, g, bm, err) < 0 || add_host(spec, hc, err) < 0)
 		goto out;
 	if (!(benches = cJSON_AddArrayToObject(spec, JS_BENCHMARKS)))
 		goto nomem;
@@ -293,13 +312,14 @@ int planner_job_spec(const struct pass *p, const struct series_info *si,
 		if (add_benchmark(benches, b, hc, err) < 0)
 			goto out;
 	}
-	if (!add_num(spec, JS_REPETITIONS, ctx->repetitions) ||
+	if (!add_num(spec, JS_REPETITIONS,
+		     si ? ctx->repetitions : planner_baseline_repetitions(ctx)) ||
 	    !add_num(spec, JS_MAX_REPETITIONS, ctx->max_repetitions) ||
 	    !add_num(spec, JS_THRESHOLD_PCT, ctx->threshold_pct) ||
 	    !add_num(spec, JS_ALPHA, ctx->alpha) ||
 	    !add_num(spec, JS_NOISE_LIMIT_PCT, ctx->noise_limit_pct) ||
 	    !(notes = cJSON_AddArrayToObject(spec, JS_NOTES)) ||
-	    !add_notes(notes, &si->notes) || !add_notes(notes, &g->notes))
+	    (si && !add_notes(notes, &si->notes)) || !add_notes(notes, &g->notes))
 		goto nomem;
 	*out = pg_json_print(spec, false);
 	if (!*out)

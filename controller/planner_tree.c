@@ -17,7 +17,7 @@ static int tree_index(const struct profile_set *ps, const struct profile_tree *t
 }
 
 /* Sync the tree once per pass; a failure sticks for the pass. */
-static int ensure_tree(struct pass *p, const struct profile_tree *t, struct pg_err *err)
+int planner_ensure_tree(struct pass *p, const struct profile_tree *t, struct pg_err *err)
 {
 	struct tree_state *ts = &p->trees[tree_index(p->pl->ps, t)];
 
@@ -75,10 +75,9 @@ int planner_resolve_group(struct pass *p, const struct series_info *si,
 			  const struct recheck *rq, struct group *g, struct pg_err *err)
 {
 	char mirror[TREES_PATH_MAX];
-	struct pg_err verr = PG_ERR_INIT;
 	bool has = false;
 
-	if (ensure_tree(p, g->tree, err) < 0 ||
+	if (planner_ensure_tree(p, g->tree, err) < 0 ||
 	    trees_mirror_path(p->pl->mirror_root, g->tree->name, mirror, sizeof(mirror), err) < 0)
 		return -1;
 	g->base[0] = '\0';
@@ -118,11 +117,23 @@ int planner_resolve_group(struct pass *p, const struct series_info *si,
 			goto fail;
 		g->base_source = "branch-tip";
 	}
+	if (planner_group_version(mirror, g, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	pg_err_prefix(err, "tree '%s' branch '%s'", g->tree->name, g->branch);
+	return -1;
+}
+
+int planner_group_version(const char *mirror, struct group *g, struct pg_err *err)
+{
+	struct pg_err verr = PG_ERR_INIT;
+
 	g->has_version = false;
 	if (trees_version(mirror, g->base, g->version, &verr) < 0) {
 		if (verr.code != PG_ENOTFOUND && verr.code != PG_EINVAL) {
 			*err = verr;
-			goto fail;
+			return -1;
 		}
 		planner_note(&g->notes, "no usable VERSION at %.12s (%s): version-gated meson options "
 			     "not applied", g->base, verr.msg);
@@ -133,9 +144,6 @@ int planner_resolve_group(struct pass *p, const struct series_info *si,
 		g->has_version = true;
 	}
 	return 0;
-fail:
-	pg_err_prefix(err, "tree '%s' branch '%s'", g->tree->name, g->branch);
-	return -1;
 }
 
 static bool branch_of(const struct profile_tree *t, const char *branch)

@@ -393,14 +393,17 @@ int sched_cancel_job_tx(struct store *st, int64_t job_id, const char *reason, in
 /* A run to create: a series (or a recheck of it) on one tree and branch,
  * at base commit base_commit (40 hex digits or a ref the agent resolves). */
 struct sched_run_new {
-	int64_t series_id;
-	const char *reason;		/* "new" or "recheck" */
+	int64_t series_id;		/* 0 for a baseline (no series) */
+	const char *reason;		/* "new", "recheck" or "baseline" */
 	int64_t recheck_id;		/* 0: none */
 	const char *tree, *branch, *base_commit;
+	const char *trigger;		/* a baseline's only: "head", "interval",
+					 * "manual" or "bisect" */
 };
 
 /* Create a run in state 'planned' at now; *run_id gets its id.  Returns
- * 0, or -1: PG_EINVAL for a missing field, or a store error. */
+ * 0, or -1: PG_EINVAL for a missing field (a series for every reason but
+ * "baseline", a trigger for it), or a store error. */
 int sched_run_add_tx(struct store *st, const struct sched_run_new *r, int64_t now,
 		     int64_t *run_id, struct pg_err *err);
 

@@ -7,21 +7,30 @@
 #include "sched.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int sched_run_add_tx(struct store *st, const struct sched_run_new *r, int64_t now,
 		     int64_t *run_id, struct pg_err *err)
 {
+	bool baseline;
+
 	*run_id = 0;
-	if (!r || r->series_id <= 0 || !r->reason || !r->tree || !r->branch ||
-	    !r->base_commit || now < 0)
+	if (!r || !r->reason || !r->tree || !r->branch || !r->base_commit || now < 0)
 		return pg_err_set(err, PG_EINVAL, "create run: missing field");
+	baseline = strcmp(r->reason, "baseline") == 0;
+	if (baseline ? r->series_id != 0 || !r->trigger : r->series_id <= 0 || r->trigger)
+		return pg_err_set(err, PG_EINVAL, "create run: a baseline has a trigger and no "
+				  "series, any other run a series and no trigger");
 	if (store_run(st, "create run",
 		      "INSERT INTO runs (series_id, reason, recheck_id, tree, branch, base_commit,"
-		      " state, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'planned', ?7)",
-		      STORE_ARGS(STORE_INT(r->series_id), STORE_TEXT(r->reason),
+		      " state, created_at, trigger)"
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'planned', ?7, ?8)",
+		      STORE_ARGS(baseline ? STORE_NULL : STORE_INT(r->series_id),
+				 STORE_TEXT(r->reason),
 				 r->recheck_id > 0 ? STORE_INT(r->recheck_id) : STORE_NULL,
 				 STORE_TEXT(r->tree), STORE_TEXT(r->branch),
-				 STORE_TEXT(r->base_commit), STORE_INT(now)), err) < 0)
+				 STORE_TEXT(r->base_commit), STORE_INT(now),
+				 baseline ? STORE_TEXT(r->trigger) : STORE_NULL), err) < 0)
 		return -1;
 	*run_id = store_last_id(st);
 	return 0;

@@ -570,10 +570,77 @@ static const char migration_5[] =
 	"\n"
 	"PRAGMA user_version = 5;\n";
 
+/*
+ * Step 6: baseline runs (issue 17, DESIGN.md section 2.9).  A baseline run
+ * measures one commit of a branch by itself, no series: runs.series_id
+ * becomes NULL for reason 'baseline' and only then (a CHECK), and
+ * runs.trigger says why it was planned ('head' when the branch head moved,
+ * 'interval' when the last one got old, 'manual' from the CLI or API,
+ * 'bisect' inside a change point's range).  SQLite cannot relax NOT NULL
+ * in place: runs is rebuilt (store.c runs every step with foreign keys
+ * off and checks them before it commits), and the triggers that read runs
+ * are made again around it, a baseline job boosted like no patch job.
+ * runs_baseline finds the latest baseline of a (tree, branch) at once.
+ */
+static const char migration_6[] =
+	"DROP TRIGGER jobs_served_insert;\n"
+	"DROP TRIGGER series_boost;\n"
+	"CREATE TABLE runs_v6 (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tseries_id INTEGER REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\treason TEXT NOT NULL CHECK (reason IN ('new', 'recheck', 'manual', 'baseline')),\n"
+	"\trecheck_id INTEGER REFERENCES recheck_requests(id) ON DELETE SET NULL,\n"
+	"\ttree TEXT NOT NULL,\n"
+	"\tbranch TEXT NOT NULL,\n"
+	"\tbase_commit TEXT NOT NULL,\n"
+	"\tstate TEXT NOT NULL DEFAULT 'planned'\n"
+	"\t\tCHECK (state IN ('planned', 'running', 'done', 'cancelled')),\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tfinished_at INTEGER,\n"
+	"\ttrigger TEXT CHECK (trigger IN ('head', 'interval', 'manual', 'bisect')),\n"
+	"\tCHECK ((reason = 'baseline') = (series_id IS NULL)),\n"
+	"\tCHECK ((reason = 'baseline') = (trigger IS NOT NULL))\n"
+	");\n"
+	"INSERT INTO runs_v6 (id, series_id, reason, recheck_id, tree, branch, base_commit, state,\n"
+	"\t\tcreated_at, finished_at)\n"
+	"\tSELECT id, series_id, reason, recheck_id, tree, branch, base_commit, state,\n"
+	"\t\tcreated_at, finished_at FROM runs;\n"
+	"DROP TABLE runs;\n"
+	"ALTER TABLE runs_v6 RENAME TO runs;\n"
+	"CREATE INDEX runs_series ON runs(series_id, created_at);\n"
+	"CREATE INDEX runs_recheck ON runs(recheck_id);\n"
+	"CREATE INDEX runs_open ON runs(id) WHERE state IN ('planned', 'running');\n"
+	"CREATE INDEX runs_baseline ON runs(tree, branch, created_at) WHERE reason = 'baseline';\n"
+	"\n"
+	"CREATE TRIGGER jobs_served_insert AFTER INSERT ON jobs BEGIN\n"
+	"\tUPDATE jobs SET\n"
+	"\t\tserved = (SELECT sum(k.attempt) FROM jobs k\n"
+	"\t\t\tWHERE k.run_id = NEW.run_id AND k.host_class = NEW.host_class),\n"
+	"\t\tboost = coalesce((SELECT r.reason = 'recheck' OR s.total = 1\n"
+	"\t\t\tFROM runs r JOIN series s ON s.id = r.series_id WHERE r.id = NEW.run_id), 0)\n"
+	"\tWHERE id = NEW.id;\n"
+	"\tUPDATE jobs SET served = served + NEW.attempt\n"
+	"\tWHERE NEW.attempt != 0 AND run_id = NEW.run_id AND host_class = NEW.host_class\n"
+	"\t\tAND id != NEW.id;\n"
+	"END;\n"
+	"CREATE TRIGGER runs_boost AFTER UPDATE OF reason, series_id ON runs BEGIN\n"
+	"\tUPDATE jobs SET boost = coalesce((SELECT NEW.reason = 'recheck' OR s.total = 1\n"
+	"\t\tFROM series s WHERE s.id = NEW.series_id), 0)\n"
+	"\tWHERE run_id = NEW.id;\n"
+	"END;\n"
+	"CREATE TRIGGER series_boost AFTER UPDATE OF total ON series BEGIN\n"
+	"\tUPDATE jobs SET boost = coalesce((SELECT r.reason = 'recheck' OR NEW.total = 1\n"
+	"\t\tFROM runs r WHERE r.id = jobs.run_id), 0)\n"
+	"\tWHERE run_id IN (SELECT id FROM runs WHERE series_id = NEW.id);\n"
+	"END;\n"
+	"\n"
+	"PRAGMA user_version = 6;\n";
+
 const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
 	{ 2, "trends (history, change points), job stage and progress", migration_2 },
 	{ 3, "series assembly (thread index, lineage key, stale series, files)", migration_3 },
 	{ 4, "lease order kept in the job rows (served, boost, jobs_pick)", migration_4 },
 	{ 5, "follow-up rounds: jobs pinned to an agent", migration_5 },
+	{ 6, "baseline runs: runs without a series, and why they were planned", migration_6 },
 };

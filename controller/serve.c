@@ -8,7 +8,9 @@
  * its own threads from start to stop, and so does the outbox's delivery
  * of checks and mails (ctl_outbox.h), which never holds this loop or the
  * API.  Planning hangs off this loop, and so do the verdicts
- * (verdict_pass.h), every VERDICT_PASS_TICK_MS.
+ * (verdict_pass.h), every VERDICT_PASS_TICK_MS, and, when the
+ * configuration's "baseline" section enables them, the scheduled baselines
+ * every baseline.poll_s (planner.h, "Baselines").
  */
 #include "ctl_cmd.h"
 
@@ -126,6 +128,25 @@ static int serve_plan(const struct ctl_config *cfg, struct store *st,
 	return 0;
 }
 
+/* The scheduled baselines: a tree out of reach is tried at the next poll;
+ * a store failure stops the daemon. */
+static int serve_baselines(const struct ctl_config *cfg, struct store *st,
+			   const struct profile_set *ps, struct api_server *api,
+			   struct pg_err *err)
+{
+	struct planner_stats stats;
+
+	if (ctl_baseline_pass(cfg, st, ps, api ? api_server_public_url(api) : NULL, &stats,
+			      err) < 0)
+		return -1;
+	if (stats.baselines_planned || stats.errors)
+		pg_log_info("serve", "baselines: %d runs, %d jobs, %d errors",
+			    (int)stats.baselines_planned, (int)stats.jobs_created, (int)stats.errors);
+	if (stats.jobs_created && api)
+		api_jobs_queued(api);
+	return 0;
+}
+
 /*
  * One verdict pass: jobs that ended get their verdicts, contexts their
  * final checks and mails; waiting agents are woken when follow-ups were
@@ -156,6 +177,7 @@ int ctl_serve(const struct ctl_config *cfg)
 	struct api_server *api = NULL;
 	struct ctl_outbox outbox;
 	int64_t next_intake = 0, next_expire = 0, next_plan = 0, next_verdict = 0;
+	int64_t next_baseline = 0;
 	int rc = 1, loaded = 0, http = 0;
 
 	memset(&in, 0, sizeof(in));
@@ -204,6 +226,11 @@ int ctl_serve(const struct ctl_config *cfg)
 			if (serve_plan(cfg, st, &ps, api, &err) < 0)
 				goto out;
 			next_plan = pg_time_mono_ms() + cfg->intake.interval_s * 1000LL;
+		}
+		if (cfg->baseline.enabled && pg_time_mono_ms() >= next_baseline) {
+			if (serve_baselines(cfg, st, &ps, api, &err) < 0)
+				goto out;
+			next_baseline = pg_time_mono_ms() + cfg->baseline.poll_s * 1000LL;
 		}
 		if (pg_time_mono_ms() >= next_expire) {
 			serve_expire(cfg, st, api);

@@ -540,6 +540,12 @@ static int store_migrate_step(struct store *st, int i, struct pg_err *err)
 	int version;
 	int rc = -1;
 
+	/* A step may rebuild a table that others point to (SQLite's way to
+	 * change a column): with foreign keys on, dropping the old one would
+	 * cascade.  Off for the step (a no-op inside a transaction, so before
+	 * it), and the step must leave no violation (checked below). */
+	if (store_exec(st, "PRAGMA foreign_keys = OFF", "disable foreign keys", err) < 0)
+		goto out_fk;
 	if (store_begin(st, err) < 0)
 		goto out;
 	/* Another controller may have run this step while we waited for the
@@ -574,6 +580,17 @@ static int store_migrate_step(struct store *st, int i, struct pg_err *err)
 	rc = 0;
 out:
 	store_rollback(st);
+	{
+		/* After a failed step its error is the one to report. */
+		struct pg_err fk = PG_ERR_INIT;
+
+		if (store_exec(st, "PRAGMA foreign_keys = ON", "enable foreign keys", &fk) < 0 &&
+		    !rc) {
+			*err = fk;
+			rc = -1;
+		}
+	}
+out_fk:
 	if (rc)
 		pg_err_prefix(err, "migrate to schema version %d", m->version);
 	return rc;

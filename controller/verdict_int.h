@@ -41,7 +41,9 @@ struct vp_key {
 struct vp_job {
 	int64_t id, run_id, series_id, attempt, pin_agent_id;
 	char *context, *build_mode, *state, *outcome, *tree, *branch, *base_commit;
-	char *run_state, *series_title, *root_msgid;
+	char *run_state, *series_title, *root_msgid;	/* "" for a baseline */
+	bool baseline;			/* a baseline run's job: no series, no
+					 * check, no mail, no follow-up */
 	cJSON *spec;			/* jobs.spec */
 	bool has_verdict;		/* its job verdict row exists */
 	int64_t verdict_row;		/* that row's id */

@@ -109,9 +109,10 @@ static int read_job(struct store *st, int64_t job_id, struct vp_job *j, struct p
 			   " coalesce(ag.name, ''), coalesce(j.agent_id, 0),"
 			   " (SELECT min(v.id) FROM verdicts v WHERE v.job_id = j.id"
 			   "  AND v.metric IS NULL AND v.benchmark IS NULL),"
-			   " (SELECT max(a.ended_at) FROM attempts a WHERE a.job_id = j.id)"
+			   " (SELECT max(a.ended_at) FROM attempts a WHERE a.job_id = j.id),"
+			   " r.reason = 'baseline'"
 			   " FROM jobs j JOIN runs r ON r.id = j.run_id"
-			   " JOIN series s ON s.id = r.series_id"
+			   " LEFT JOIN series s ON s.id = r.series_id"
 			   " LEFT JOIN agents ag ON ag.id = j.agent_id WHERE j.id = ?1",
 			   VP_WHAT_JOB, err);
 	if (rc < 0 || store_bind(q, STORE_ARGS(STORE_INT(job_id)), VP_WHAT_JOB, err) < 0)
@@ -124,6 +125,7 @@ static int read_job(struct store *st, int64_t job_id, struct vp_job *j, struct p
 	j->series_id = sqlite3_column_int64(q, 1);
 	j->attempt = sqlite3_column_int64(q, 2);
 	j->pin_agent_id = sqlite3_column_int64(q, 3);
+	j->baseline = sqlite3_column_int(q, 19) != 0;
 	if (dup_col(q, 4, &j->context, err) < 0 || dup_col(q, 5, &j->build_mode, err) < 0 ||
 	    dup_col(q, 6, &j->state, err) < 0 || dup_col(q, 7, &j->outcome, err) < 0 ||
 	    dup_col(q, 8, &j->tree, err) < 0 || dup_col(q, 9, &j->branch, err) < 0 ||

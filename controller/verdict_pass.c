@@ -218,12 +218,15 @@ static int decide_context(struct verdict_pass *vp, int64_t run_id, const char *c
 				 STORE_TEXT(state), STORE_TEXT(vc.description), STORE_INT(now)),
 		      err) < 0)
 		goto out;
-	if (outbox_queue_check_tx(vp->st, run_id, context, state, vc.description, NULL,
+	/* A baseline has no series to check and nobody to mail. */
+	if (!jobs[0].baseline &&
+	    outbox_queue_check_tx(vp->st, run_id, context, state, vc.description, NULL,
 				  pc ? pc->post_to : PROFILE_POST_LAST_PATCH, now, &nq, err) < 0)
 		goto out;
 	/* A series already in the tree was not tested: as for a cancelled
 	 * run (outbox.h), the check says so and no report is mailed. */
-	if (vp->mail && vp->mail->enabled && vc.why != VERDICT_WHY_ALREADY_APPLIED) {
+	if (!jobs[0].baseline && vp->mail && vp->mail->enabled &&
+	    vc.why != VERDICT_WHY_ALREADY_APPLIED) {
 		struct pg_err merr = PG_ERR_INIT;
 
 		if (context_texts(jobs, n, &table, &repro, &merr) < 0) {
@@ -461,7 +464,9 @@ static int decide_job(struct verdict_pass *vp, int64_t job_id, bool give_up,
 		goto nothing;
 	if (vp_job_eval(&j, false, err) < 0)
 		goto out;
-	if (j.out.state == VERDICT_PENDING) {
+	/* A baseline measures the host's own noise at the context's
+	 * repetitions: it decides on what it has, no follow-up. */
+	if (j.out.state == VERDICT_PENDING && !j.baseline) {
 		if (agent_usable(vp->st, j.host_agent_id, &usable, err) < 0)
 			goto out;
 		if (usable) {

@@ -24,14 +24,25 @@ static int show_header(struct store *st, int64_t run_id, struct pg_buf *out, str
 
 	rc = store_prepare(st, &q,
 			   "SELECT r.series_id, s.title, s.version, r.reason, r.tree, r.branch,"
-			   " r.base_commit, r.state FROM runs r JOIN series s ON s.id = r.series_id"
-			   " WHERE r.id = ?1", what, err);
+			   " r.base_commit, r.state, r.trigger FROM runs r"
+			   " LEFT JOIN series s ON s.id = r.series_id WHERE r.id = ?1", what, err);
 	if (rc < 0 || store_bind(q, STORE_ARGS(STORE_INT(run_id)), what, err) < 0 ||
 	    (rc = store_step(q, what, err)) < 0)
 		goto fail;
 	if (rc == 0) {
 		pg_err_set(err, PG_ENOTFOUND, "no run %lld", (long long)run_id);
 		goto fail;
+	}
+	if (sqlite3_column_type(q, 0) == SQLITE_NULL) {
+		rc = pg_buf_printf(out, "run %lld: baseline (%s) of %s %s at %s, one build as both "
+				   "sides: %s\n", (long long)run_id,
+				   (const char *)sqlite3_column_text(q, 8),
+				   (const char *)sqlite3_column_text(q, 4),
+				   (const char *)sqlite3_column_text(q, 5),
+				   (const char *)sqlite3_column_text(q, 6),
+				   (const char *)sqlite3_column_text(q, 7));
+		sqlite3_finalize(q);
+		return rc < 0 ? show_nomem(err) : 0;
 	}
 	/* The title is a mail's subject: one line, whatever it holds. */
 	title = pg_sanitize_dup((const char *)sqlite3_column_text(q, 1), PG_SAN_LINE);

@@ -249,6 +249,9 @@ int vp_job_reproduce(const struct vp_job *j, struct pg_buf *out, struct pg_err *
 				      "   # a prerequisite\n") < 0))
 			return nomem(err);
 	}
+	if (j->baseline && pg_buf_adds(out, "# a baseline: nothing to apply, both sides are the "
+					   "same commit (A/A)\n") < 0)
+		return nomem(err);
 	if (mbox && (pg_buf_adds(out, "curl -sS ") < 0 || shell_word(out, mbox) < 0 ||
 		     pg_buf_adds(out, " | git -C patched am --patch-format=mboxrd\n") < 0))
 		return nomem(err);

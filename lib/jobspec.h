@@ -19,7 +19,7 @@
  *   {
  *     "format": 1,                      this layout; a change bumps it
  *     "run": 12,                        runs.id
- *     "reason": "new",                  or "recheck"
+ *     "reason": "new",                  or "recheck", or "baseline"
  *     "context": "perfgate-intel-Performance",
  *     "host_class": "intel",
  *     "build_mode": "release",
@@ -29,14 +29,19 @@
  *       "branch": "main",
  *       "base_commit": "<40 hex digits>",
  *       "base_source": "branch-tip",    or "base-commit", "previous-run",
- *                                       "rebase" (see above)
+ *                                       "rebase" (see above), "commit" (a
+ *                                       baseline of a commit named)
  *       "version": "24.11.0"            VERSION at base_commit, or null
  *     },
- *     "series": {
+ *     "series": {                       not in a baseline job
  *       "id": 7, "title": "mempool: speed up bulk get", "version": 2,
  *       "patches": 3,                   how many patches the mbox holds
  *       "mbox_url": "PUBLIC_URL/api/v1/series/7/mbox"
  *     },
+ *     "baseline": {                     reason "baseline" only: base_commit
+ *       "trigger": "head"               measured by itself, one build run as
+ *     },                                both sides (A/A); trigger: "head",
+ *                                       "interval", "manual" or "bisect"
  *     "depends_on": [                   apply in this order, before the series
  *       {"series": 5, "kind": "series", "ref": "31234", "missing": false,
  *        "mbox_url": "PUBLIC_URL/api/v1/series/5/mbox"},
@@ -106,7 +111,10 @@
 /* The top level. */
 #define JS_FORMAT "format"		/* number: JOBSPEC_FORMAT_VERSION */
 #define JS_RUN "run"			/* number: runs.id */
-#define JS_REASON "reason"		/* string: "new" or "recheck" */
+#define JS_REASON "reason"		/* string: "new", "recheck" or "baseline" */
+#define JS_REASON_BASELINE "baseline"
+#define JS_BASELINE "baseline"		/* object, baseline jobs only: JS_BASELINE_* */
+#define JS_BASELINE_TRIGGER "trigger"	/* string: "head", "interval", "manual", "bisect" */
 #define JS_CONTEXT "context"		/* string: the context's name */
 #define JS_HOST_CLASS "host_class"	/* string */
 #define JS_BUILD_MODE "build_mode"	/* string */

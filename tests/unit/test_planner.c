@@ -400,7 +400,7 @@ static void test_new_series(void **state)
 	assert_string_equal(text, "planned");
 	assert_int_equal(count_where(f, "SELECT count(*) FROM runs WHERE series_id = ?1", s), 1);
 	assert_int_equal(count_where(f, "SELECT count(*) FROM jobs WHERE run_id = ?1 AND state ="
-				     " 'queued' AND priority = 0 AND created_at = 1767225600", run), 3);
+				     " 'queued' AND priority = 10 AND created_at = 1767225600", run), 3);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM jobs WHERE run_id = ?1 AND context = ?2"
 			       " AND host_class = 'intel'",
 			       STORE_ARGS(STORE_INT(run), STORE_TEXT(INTEL))), 2);
@@ -558,7 +558,7 @@ static void test_base_commit(void **state)
 	assert_int_equal(cJSON_GetArraySize(get(spec, "notes")), 0);
 	/* One-patch series go first. */
 	assert_int_equal(count_where(f, "SELECT min(priority) FROM jobs WHERE run_id = ?1", run),
-			 PLANNER_PRIORITY_SMALL);
+			 PLANNER_PRIORITY_SERIES + PLANNER_PRIORITY_SMALL);
 	cJSON_Delete(spec);
 
 	run = run_of(f, absent, "dpdk");
@@ -581,7 +581,7 @@ static void test_base_commit(void **state)
 	run_field(f, run, "base_commit", text, sizeof(text));
 	assert_string_equal(text, f->c1);
 	assert_int_equal(count_where(f, "SELECT max(priority) FROM jobs WHERE run_id = ?1", run),
-			 0);
+			 PLANNER_PRIORITY_SERIES);
 }
 
 static void test_stable_tag_and_path_rule(void **state)
@@ -671,7 +671,7 @@ static void test_recheck(void **state)
 	assert_int_equal(q_int(f, "SELECT count(*) FROM jobs WHERE run_id = ?1 AND context = ?2"
 			       " AND priority = ?3",
 			       STORE_ARGS(STORE_INT(run), STORE_TEXT(DEMO),
-					  STORE_INT(PLANNER_PRIORITY_RECHECK))), 1);
+					  STORE_INT(PLANNER_PRIORITY_SERIES + PLANNER_PRIORITY_RECHECK))), 1);
 	assert_int_equal(count_where(f, "SELECT count(*) FROM check_outbox WHERE run_id = ?1", run),
 			 1);
 	q_text(f, "SELECT state || ':' || coalesce(reason, '') FROM recheck_requests WHERE id = ?1",
@@ -977,6 +977,161 @@ static void test_stats_print(void **state)
 	pg_buf_release(&out);
 }
 
+/* ---- baselines ------------------------------------------------------------ */
+
+static int64_t baseline(struct fx *f, const char *tree, const char *branch, const char *commit,
+			const char *ctx, const char *trigger, struct pg_err *err)
+{
+	struct planner_baseline_req rq = { tree, branch, commit, ctx, trigger };
+	int64_t run = -1;
+
+	if (planner_baseline(&f->pl, &rq, &run, err) < 0)
+		return -1;
+	return run;
+}
+
+/* Every job done, as if agents had run them. */
+static void finish_all(struct fx *f)
+{
+	run_sql(f, "UPDATE jobs SET state = 'done', outcome = 'ok' WHERE state = 'queued'", NULL, 0);
+}
+
+/* A baseline asked for by hand: the branch head or a commit named, no
+ * series, no check; the same (context, branch) is not queued twice; what
+ * cannot be measured is refused by name. */
+static void test_baseline_manual(void **state)
+{
+	struct fx *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char text[128];
+	int64_t run, run2;
+	cJSON *spec;
+
+	run = baseline(f, "dpdk", "main", NULL, NULL, "manual", &err);
+	if (run <= 0)
+		fail_msg("baseline: %lld %s", (long long)run, err.msg);
+	assert_int_equal(f->pl.stats.baselines_planned, 1);
+	assert_int_equal(f->pl.stats.jobs_created, 3);
+	assert_int_equal(count_where(f, "SELECT count(*) FROM runs WHERE id = ?1 AND series_id IS"
+				     " NULL AND reason = 'baseline' AND trigger = 'manual'"
+				     " AND state = 'planned'", run), 1);
+	run_field(f, run, "base_commit", text, sizeof(text));
+	assert_string_equal(text, f->c2);
+	/* Both contexts that test dpdk, each build mode, below every series. */
+	assert_int_equal(count_where(f, "SELECT count(*) FROM jobs WHERE run_id = ?1 AND state ="
+				     " 'queued' AND priority = 0", run), 3);
+	assert_int_equal(count_where(f, "SELECT count(*) FROM check_outbox WHERE run_id = ?1", run),
+			 0);
+	spec = job_spec(f, run, INTEL, "release");
+	assert_string_equal(get_str(spec, "reason"), "baseline");
+	assert_string_equal(get_str(spec, "baseline.trigger"), "manual");
+	assert_false(has(spec, "series"));
+	assert_int_equal(cJSON_GetArraySize(get(spec, "depends_on")), 0);
+	assert_string_equal(get_str(spec, "tree.base_source"), "branch-tip");
+	assert_string_equal(get_str(spec, "tree.version"), "23.11.0");
+	assert_string_equal(get_str(spec, "build.meson_options.enable_apps"), "test,test-pmd");
+	/* No follow-up for a baseline: its one round gives an interval. */
+	assert_int_equal(get_num(spec, "repetitions"), 6);
+	if (agent_runner_dpdk_check_spec(spec, &err) < 0)
+		fail_msg("the runner refuses a baseline spec: %s", err.msg);
+	cJSON_Delete(spec);
+
+	/* Waiting already: nothing more for those contexts. */
+	assert_int_equal(baseline(f, "dpdk", "main", NULL, NULL, "manual", &err), 0);
+	assert_int_equal(baseline(f, "dpdk", "main", f->c1, DEMO, "manual", &err), 0);
+	assert_int_equal(f->pl.stats.baselines_planned, 0);
+	/* Another branch is another queue. */
+	run2 = baseline(f, "dpdk", "22.11", NULL, DEMO, "manual", &err);
+	assert_true(run2 > run);
+	run_field(f, run2, "base_commit", text, sizeof(text));
+	assert_string_equal(text, f->s1);
+
+	/* Once done, a commit named, on one context. */
+	finish_all(f);
+	run2 = baseline(f, "dpdk", "main", f->c1, DEMO, "manual", &err);
+	assert_true(run2 > 0);
+	assert_int_equal(count_where(f, "SELECT count(*) FROM jobs WHERE run_id = ?1", run2), 1);
+	spec = job_spec(f, run2, DEMO, "release");
+	assert_string_equal(get_str(spec, "tree.base_commit"), f->c1);
+	assert_string_equal(get_str(spec, "tree.base_source"), "commit");
+	assert_string_equal(get_str(spec, "tree.version"), "22.11.0");
+	cJSON_Delete(spec);
+
+	/* Refused, by name. */
+	assert_int_equal(baseline(f, "nope", "main", NULL, NULL, "manual", &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "no tree 'nope'"));
+	assert_int_equal(baseline(f, "dpdk", "23.11", NULL, NULL, "manual", &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "'23.11' is not a branch of tree dpdk"));
+	assert_int_equal(baseline(f, "dpdk-next-net", "main", NULL, DEMO, "manual", &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_non_null(strstr(err.msg, "does not test tree dpdk-next-net"));
+	assert_int_equal(baseline(f, "dpdk", "main", NULL, "nope", "manual", &err), -1);
+	assert_non_null(strstr(err.msg, "no context 'nope'"));
+	assert_int_equal(baseline(f, "dpdk", "main", "0000000000000000000000000000000000000000",
+				  NULL, "manual", &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "is not in tree dpdk"));
+	assert_int_equal(baseline(f, "dpdk", "main", "abc123", NULL, "manual", &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_non_null(strstr(err.msg, "not a full commit id"));
+}
+
+/* The scheduled baselines: every (context, branch) once at first; nothing
+ * while one waits or before the interval; again after it ("interval");
+ * at once when a head moves ("head"), for that branch only. */
+static void test_baselines_due(void **state)
+{
+	struct fx *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char head[41];
+
+	memset(&f->pl.stats, 0, sizeof(f->pl.stats));
+	if (planner_baselines_due(&f->pl, 86400, &err) < 0)
+		fail_msg("%s", err.msg);
+	/* dpdk main and 22.11 (intel x 2 modes + demo), next-net main (intel). */
+	assert_int_equal(f->pl.stats.baselines_planned, 3);
+	assert_int_equal(f->pl.stats.jobs_created, 8);
+	assert_int_equal(f->pl.stats.errors, 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM runs WHERE reason = 'baseline' AND"
+			       " trigger = 'head'", NULL, 0), 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM runs r WHERE tree = 'dpdk' AND branch ="
+			       " '22.11' AND base_commit = ?1", STORE_ARGS(STORE_TEXT(f->s1))), 1);
+
+	memset(&f->pl.stats, 0, sizeof(f->pl.stats));
+	assert_int_equal(planner_baselines_due(&f->pl, 86400, &err), 0);
+	assert_int_equal(f->pl.stats.baselines_planned, 0);	/* waiting */
+	finish_all(f);
+	f->pl.now_s = NOW + 3600;
+	assert_int_equal(planner_baselines_due(&f->pl, 86400, &err), 0);
+	assert_int_equal(f->pl.stats.baselines_planned, 0);	/* measured an hour ago */
+
+	f->pl.now_s = NOW + 86400;
+	assert_int_equal(planner_baselines_due(&f->pl, 86400, &err), 0);
+	assert_int_equal(f->pl.stats.baselines_planned, 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM runs WHERE reason = 'baseline' AND"
+			       " trigger = 'interval'", NULL, 0), 3);
+	finish_all(f);
+
+	tg_commit(f->dpdk, "VERSION", "23.11.1\n", "version: 23.11.1", head);
+	f->pl.now_s = NOW + 86400 + 60;
+	memset(&f->pl.stats, 0, sizeof(f->pl.stats));
+	assert_int_equal(planner_baselines_due(&f->pl, 86400, &err), 0);
+	assert_int_equal(f->pl.stats.baselines_planned, 1);
+	assert_int_equal(f->pl.stats.jobs_created, 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM runs WHERE reason = 'baseline' AND"
+			       " trigger = 'head' AND branch = 'main' AND tree = 'dpdk' AND"
+			       " base_commit = ?1", STORE_ARGS(STORE_TEXT(head))), 1);
+	/* Patch jobs still go first: a series planned now outranks them. */
+	add_series(f, "mempool: after baselines", 2, 2, "", NULL, "lib/mempool/rte_mempool.c");
+	pass(f);
+	assert_true(q_int(f, "SELECT min(j.priority) FROM jobs j JOIN runs r ON r.id = j.run_id"
+			  " WHERE r.series_id IS NOT NULL", NULL, 0) >
+		    q_int(f, "SELECT max(j.priority) FROM jobs j JOIN runs r ON r.id = j.run_id"
+			  " WHERE r.reason = 'baseline'", NULL, 0));
+}
+
 /* ---- real intake ---------------------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b)
@@ -1077,7 +1232,7 @@ static void test_real_intake(void **state)
 	assert_true(run_of(f, single, "dpdk") > 0);
 	assert_int_equal(count_where(f, "SELECT min(j.priority) FROM jobs j JOIN runs r ON"
 				     " r.id = j.run_id WHERE r.series_id = ?1", single),
-			 PLANNER_PRIORITY_SMALL);
+			 PLANNER_PRIORITY_SERIES + PLANNER_PRIORITY_SMALL);
 	stable = series_titled(f, "mempool: fix stats", "complete");
 	run = run_of(f, stable, "dpdk");
 	spec = job_spec(f, run, DEMO, "release");
@@ -1221,6 +1376,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spec_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_tree_and_branch, setup, teardown),
 		cmocka_unit_test(test_stats_print),
+		cmocka_unit_test_setup_teardown(test_baseline_manual, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_baselines_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_intake, setup, teardown),
 	};
 

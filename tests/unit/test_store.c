@@ -752,6 +752,29 @@ static void test_migrate_from_v1(void **state)
 	       " 'a', 'b', -0.07, 0.001, 1)", NULL, 0);
 	assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_master"
 				 " WHERE name = 'jobs_lease_expiry'"), 1);
+	/* Version 6 rebuilt runs: a baseline run has no series and says why,
+	 * every other run has a series and no trigger; jobs still point to
+	 * runs, and the foreign keys hold again after the rebuild. */
+	assert_int_equal(raw_int(db, "PRAGMA foreign_keys"), 1);
+	run_ok(st, "INSERT INTO runs (series_id, reason, tree, branch, base_commit, created_at,"
+	       " trigger) VALUES (NULL, 'baseline', 'dpdk', 'main', 'abc', 2, 'head')", NULL, 0);
+	assert_int_equal(store_run(st, "run without a series",
+				   "INSERT INTO runs (series_id, reason, tree, branch, base_commit,"
+				   " created_at) VALUES (NULL, 'new', 'dpdk', 'main', 'abc', 2)",
+				   NULL, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "CHECK constraint failed"));
+	assert_int_equal(store_run(st, "baseline with a series",
+				   "INSERT INTO runs (series_id, reason, tree, branch, base_commit,"
+				   " created_at, trigger) VALUES (1, 'baseline', 'dpdk', 'main', 'abc',"
+				   " 2, 'head')", NULL, 0, &err), -1);
+	assert_int_equal(store_run(st, "baseline without a trigger",
+				   "INSERT INTO runs (series_id, reason, tree, branch, base_commit,"
+				   " created_at) VALUES (NULL, 'baseline', 'dpdk', 'main', 'abc', 2)",
+				   NULL, 0, &err), -1);
+	assert_int_equal(store_run(st, "job of no run",
+				   "INSERT INTO jobs (run_id, context, host_class, build_mode,"
+				   " created_at) VALUES (999, 'c', 'h', 'm', 2)", NULL, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "FOREIGN KEY constraint failed"));
 	/* A job pruned later keeps its history. */
 	run_ok(st, "DELETE FROM runs WHERE id = 1", NULL, 0);
 	assert_int_equal(raw_int(db, "SELECT count(*) FROM history WHERE job_id IS NULL"), 2);

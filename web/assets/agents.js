@@ -24,7 +24,8 @@ function row(a, now) {
     cell('state', a.state, badge(a.state)),
     cell('labels', undefined, labels.length ? h('span', { class: 'chips' }, labels.map(([k, v]) => h('span', { class: 'chip' }, k + '=' + v))) : dash()),
     factsCell(a),
-    cell('job', j ? j.id : null, j ? [h('a', { href: '/series/' + encodeURIComponent(j.series) + '#run-' + encodeURIComponent(j.run) }, 'job ' + j.id), ' series ' + j.series,
+    cell('job', j ? j.id : null, j ? [j.series === null ? ['job ' + j.id, ' baseline run ' + j.run]
+      : [h('a', { href: '/series/' + encodeURIComponent(j.series) + '#run-' + encodeURIComponent(j.run) }, 'job ' + j.id), ' series ' + j.series],
       h('div', { class: 'addr' }, [j.context, j.build_mode, j.attempt > 1 ? 'attempt ' + j.attempt : null].filter(Boolean).join(' · '))] : dash()),
     cell('stage', j && j.stage, j && j.stage ? j.stage : dash()),
     cell('progress', j && j.progress, j ? progressEl(j.progress) : dash()),

@@ -10,7 +10,8 @@ let last = null;
 
 const jobCell = (j) => h('th', { scope: 'row', class: 'nowrap', data: { field: 'job', value: j.id } }, 'job ' + j.id,
   j.attempt > 1 ? h('span', { class: 'addr' }, ' attempt ' + j.attempt) : null);
-const series = (j) => cell('series', j.series, seriesLink(j.series), j.run ? h('span', { class: 'addr' }, ' run ' + j.run) : null);
+// A baseline job measures a branch by itself: no series (null).
+const series = (j) => cell('series', j.series, j.series === null ? 'baseline' : seriesLink(j.series), j.run ? h('span', { class: 'addr' }, ' run ' + j.run) : null);
 const cancel = (j) => (admin() ? h('td', null, cancelButton(j.id, () => refresh().catch(() => {}))) : null);
 const heads = (list) => (admin() ? [...list, 'Cancel'] : list);
 
