@@ -17,6 +17,7 @@
 #include "api_web.h"
 #include "fmt.h"
 #include "fsutil.h"
+#include "hostnoise.h"
 #include "json.h"
 #include "log.h"
 
@@ -496,6 +497,27 @@ out:
 	pg_buf_release(&out);
 }
 
+/* GET /api/v1/hosts/{agent}/noise: hostnoise.h; 404 for an agent never
+ * registered. */
+static int api_read_host_noise(const struct api_server *srv, struct store *st,
+			       const char *agent, cJSON **out, struct pg_err *err)
+{
+	struct hostnoise_key *keys = NULL;
+	int64_t known = 0;
+	size_t n = 0;
+
+	if (store_query_int(st, "look up the agent", "SELECT count(*) FROM agents WHERE name = ?1",
+			    STORE_ARGS(STORE_TEXT(agent)), &known, err) < 0)
+		return -1;
+	if (!known)
+		return pg_err_set(err, PG_ENOTFOUND, "no agent '%s'", agent);
+	if (hostnoise_read(st, srv->ps, agent, &keys, &n, err) < 0)
+		return -1;
+	*out = hostnoise_to_json(agent, keys, n);
+	free(keys);
+	return *out ? 0 : pg_err_set(err, PG_ENOMEM, "host noise: out of memory");
+}
+
 void api_read_run(struct api_server *srv, struct store *st, struct api_req *r)
 {
 	const struct api_series_links links = { srv->conf->archive_url,
@@ -543,6 +565,9 @@ void api_read_run(struct api_server *srv, struct store *st, struct api_req *r)
 		return;
 	case API_EP_JOB_VERDICT:
 		rc = api_view_job_verdict(st, srv->ps, r->route.id, "", &o, &err);
+		break;
+	case API_EP_HOST_NOISE:
+		rc = api_read_host_noise(srv, st, r->route.name, &o, &err);
 		break;
 	case API_EP_PAGE:
 	case API_EP_ASSET:

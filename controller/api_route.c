@@ -36,6 +36,7 @@ static const struct api_route_info api_routes[API_EP_COUNT] = {
 	[API_EP_TRENDS] = { "trends", API_ACCESS_PUBLIC, false },
 	[API_EP_JOB_VERDICT] = { "verdict", API_ACCESS_PUBLIC, false },
 	[API_EP_JOB_SAMPLES] = { "samples", API_ACCESS_PUBLIC, false },
+	[API_EP_HOST_NOISE] = { "host_noise", API_ACCESS_PUBLIC, false },
 	[API_EP_PAGE] = { "page", API_ACCESS_PUBLIC, false },
 	[API_EP_ASSET] = { "asset", API_ACCESS_PUBLIC, false },
 };
@@ -207,6 +208,16 @@ static enum api_ep api_path(const char *path, struct api_route *r)
 		return API_EP_QUEUE;
 	if (n == 1 && api_seg_is(seg[0], len[0], "trends"))
 		return API_EP_TRENDS;
+	if (api_seg_is(seg[0], len[0], "hosts")) {
+		if (n != 3 || !api_seg_is(seg[2], len[2], "noise") || !len[1] ||
+		    len[1] > API_NAME_MAX ||
+		    strspn(seg[1], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				   "0123456789_.-") < len[1])
+			return API_EP_NONE;
+		memcpy(r->name, seg[1], len[1]);
+		r->name[len[1]] = '\0';
+		return API_EP_HOST_NOISE;
+	}
 	if (api_seg_is(seg[0], len[0], "agents")) {
 		if (n == 1)
 			return API_EP_AGENTS;

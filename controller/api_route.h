@@ -37,6 +37,7 @@ enum api_ep {
 	API_EP_TRENDS,			/* GET  /api/v1/trends */
 	API_EP_JOB_VERDICT,		/* GET  /api/v1/jobs/{id}/verdict */
 	API_EP_JOB_SAMPLES,		/* GET  /api/v1/jobs/{id}/samples */
+	API_EP_HOST_NOISE,		/* GET  /api/v1/hosts/{agent}/noise */
 	API_EP_PAGE,			/* GET  /, /series/{id}, /trends, /agents, /queue */
 	API_EP_ASSET,			/* GET  /assets/{path} */
 	API_EP_COUNT
@@ -68,6 +69,7 @@ enum api_page {
  * API_ASSET_DEPTH segments of [A-Za-z0-9_.-] that do not start with '.'
  * (so no "..", no hidden file, nothing to unquote). */
 #define API_ASSET_MAX 128
+#define API_NAME_MAX 64		/* an agent name: [A-Za-z0-9_.-]+ (sched.h) */
 #define API_ASSET_DEPTH 4
 
 /* What a path says besides its endpoint. */
@@ -78,6 +80,7 @@ struct api_route {
 	char stage[API_STAGE_MAX + 1];	/* API_EP_JOB_LOG */
 	enum api_page page;		/* API_EP_PAGE */
 	char asset[API_ASSET_MAX + 1];	/* API_EP_ASSET: "vendor/uplot/x.js" */
+	char name[API_NAME_MAX + 1];	/* API_EP_HOST_NOISE: an agent's name */
 };
 
 /* The file of a page in the web directory ("index.html"). */

@@ -10,6 +10,8 @@
 #    measured, the API gives the run with series null and its trigger;
 #  - serve with "baseline" enabled queues nothing while the head is the one
 #    measured, and a 'head' baseline once a commit lands on the branch;
+#  - the host's own noise (GET /api/v1/hosts/NAME/noise) is the A/A
+#    pairs' spread and the MDE it gives at the context's cap;
 #  - bad requests are refused by name.
 . "$PG_TOP/tests/integration/lib.sh"
 . "$PG_TOP/tests/integration/delivery_lib.sh"
@@ -131,6 +133,28 @@ wait_until "the baseline job's verdict" decided
 curl -sf "$URL/api/v1/jobs/$bj/verdict" >"$TMP/v.json" || fail "GET the baseline job's verdict"
 jq -e --arg k "$KEY" '.keys[] | select(.metric == $k) | .sigma > 0 and .mde_pct > 0 and .ci_valid' \
 	"$TMP/v.json" >/dev/null || fail "no A/A spread and MDE: $(jq -c .keys "$TMP/v.json")"
+# The host's own noise from its baselines: the A/A pairs' robust spread
+# (computed here again from the values sent) and the MDE at the cap.
+curl -sf "$URL/api/v1/hosts/lab-1/noise" >"$TMP/noise.json" || fail "GET the host's noise"
+jq -e --arg k "$KEY" '.agent == "lab-1" and ([.keys[] | select(.metric == $k and
+	.build_mode == "demo-release" and .pairs == 6 and .jobs == 1 and .max_repetitions == 9 and
+	.alpha == 0.05 and .mde_pct > .sigma_pct and .mde_pct < 5 * .sigma_pct)] | length == 1)' \
+	"$TMP/noise.json" >/dev/null || fail "host noise: $(jq -c . "$TMP/noise.json")"
+want=$(python3 -c '
+import math, statistics
+b = [10.00e6, 10.04e6, 9.97e6, 10.02e6, 9.99e6, 10.01e6]
+p = [10.01e6, 10.02e6, 9.98e6, 10.00e6, 10.03e6, 9.99e6]
+r = [math.log(y / x) for x, y in zip(b, p)]
+m = statistics.median(r)
+print("%.4f" % (100 * 1.4826 * statistics.median(abs(x - m) for x in r)))')
+got=$(jq -r --arg k "$KEY" '.keys[] | select(.metric == $k) | .sigma_pct * 10000 | round / 10000' "$TMP/noise.json")
+python3 -c "import sys; sys.exit(abs($got - $want) > 1e-3)" ||
+	fail "host noise sigma_pct $got, computed $want"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/hosts/nobody/noise")
+[ "$code" = 404 ] || fail "the noise of an unknown agent: HTTP $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/hosts/lab%2F1/noise")
+[ "$code" = 404 ] || fail "an agent name with a slash: HTTP $code"
+
 # Nothing posted or mailed for a baseline.
 [ "$(q "SELECT count(*) FROM check_outbox WHERE run_id = $run")" = 0 ] || fail "a baseline queued a check"
 [ "$(q "SELECT count(*) FROM email_outbox WHERE run_id = $run")" = 0 ] || fail "a baseline queued a mail"
