@@ -17,6 +17,7 @@
 #include "err.h"
 #include "profile.h"
 #include "sched.h"
+#include "hostnoise.h"
 #include "store.h"
 #include "verdict.h"
 
@@ -66,12 +67,20 @@ struct vp_job {
 	struct vp_key *keys;
 	size_t n_keys;
 
+	/* The host's own noise from its baselines (hostnoise.h), all its
+	 * keys; none when it ran no baseline or the host is unknown. */
+	struct hostnoise_key *host_noise;
+	size_t n_host_noise;
+
 	/* The verdict. */
 	struct verdict_key *vkeys;	/* one per key, same order */
 	struct verdict_job_in in;
 	struct verdict_job out;
 	bool final;			/* evaluated with pending turned into the cap */
 };
+
+/* The host's noise for key k of job j (same build mode), or NULL. */
+const struct hostnoise_key *vp_host_noise(const struct vp_job *j, const struct vp_key *k);
 
 /* Read job job_id with its rounds and samples (ps: fallbacks for a spec
  * without parameters; may be NULL).  Returns 1, 0 when there is no such

@@ -37,7 +37,25 @@ static bool add_side(cJSON *o, const char *key, const struct vp_key *k, int side
 	return true;
 }
 
-static bool add_key(cJSON *keys, const struct vp_key *k, const struct verdict_key *v)
+/* "host_noise": the host's own A/A noise for this key (hostnoise.h), or
+ * null when it ran no baseline of this build mode. */
+static bool add_host_noise(cJSON *o, const struct hostnoise_key *h)
+{
+	cJSON *n;
+
+	if (!h)
+		return cJSON_AddNullToObject(o, "host_noise") != NULL;
+	return (n = cJSON_AddObjectToObject(o, "host_noise")) &&
+	       add_num(n, "sigma_pct", h->sigma_pct) &&
+	       add_num(n, "mde_pct", h->mde_pct) &&
+	       cJSON_AddNumberToObject(n, "pairs", (double)h->n_pairs) &&
+	       cJSON_AddNumberToObject(n, "jobs", (double)h->n_jobs) &&
+	       cJSON_AddNumberToObject(n, "max_repetitions", h->max_repetitions) &&
+	       cJSON_AddStringToObject(n, "last_commit", h->last_commit);
+}
+
+static bool add_key(cJSON *keys, const struct vp_key *k, const struct verdict_key *v,
+		    const struct hostnoise_key *h)
 {
 	cJSON *o = cJSON_CreateObject(), *samples;
 	const char *state = vp_key_state(v->cls);
@@ -75,6 +93,7 @@ static bool add_key(cJSON *keys, const struct vp_key *k, const struct verdict_ke
 	       cJSON_AddBoolToObject(o, "paired", v->paired) &&
 	       add_num(o, "noise_pct", v->noise_pct) &&
 	       cJSON_AddStringToObject(o, "reason", v->reason) &&
+	       add_host_noise(o, h) &&
 	       (samples = cJSON_AddObjectToObject(o, "samples")) &&
 	       add_side(samples, "base", k, 0) &&
 	       add_side(samples, "patched", k, 1);
@@ -194,7 +213,7 @@ int verdict_job_json(struct store *st, const struct profile_set *ps, int64_t job
 	    !(keys = cJSON_AddArrayToObject(o, "keys")))
 		goto nomem;
 	for (size_t i = 0; i < j.n_keys; i++)
-		if (!add_key(keys, &j.keys[i], &j.vkeys[i]))
+		if (!add_key(keys, &j.keys[i], &j.vkeys[i], vp_host_noise(&j, &j.keys[i])))
 			goto nomem;
 	if (add_stored(st, o, &j, err) < 0 || add_rounds(st, o, &j, err) < 0) {
 		if (!err->code)

@@ -42,6 +42,7 @@ void vp_job_release(struct vp_job *j)
 	free(j->run_state);
 	free(j->series_title);
 	free(j->root_msgid);
+	free(j->host_noise);
 	cJSON_Delete(j->spec);
 	for (size_t i = 0; i < j->n_keys; i++) {
 		free(j->keys[i].benchmark);
@@ -366,11 +367,25 @@ int vp_job_load(struct store *st, const struct profile_set *ps, int64_t job_id,
 	if (rc <= 0)
 		return rc;
 	read_params(j, ps);
-	if (read_rounds(st, j, err) < 0 || read_samples(st, j, err) < 0) {
+	if (read_rounds(st, j, err) < 0 || read_samples(st, j, err) < 0 ||
+	    (*j->host && hostnoise_read(st, ps, j->host, &j->host_noise, &j->n_host_noise,
+					err) < 0)) {
 		pg_err_prefix(err, "job %lld", (long long)job_id);
 		return -1;
 	}
 	return 1;
+}
+
+const struct hostnoise_key *vp_host_noise(const struct vp_job *j, const struct vp_key *k)
+{
+	for (size_t i = 0; i < j->n_host_noise; i++) {
+		const struct hostnoise_key *h = &j->host_noise[i];
+
+		if (!strcmp(h->build_mode, j->build_mode) && !strcmp(h->benchmark, k->benchmark) &&
+		    !strcmp(h->metric, k->metric))
+			return h;
+	}
+	return NULL;
 }
 
 /* Whether metric gates benchmark `bench` per the spec's gate patterns. */

@@ -5,6 +5,7 @@
  */
 #include "verdict_int.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,22 @@ int vp_job_table(const struct vp_job *j, struct pg_buf *out, struct pg_err *err)
 		return nomem(err);
 	if (!j->n_keys)
 		return pg_buf_adds(out, "(no samples)\n") < 0 ? nomem(err) : 0;
-	return verdict_table_text(out, j->vkeys, j->n_keys, err);
+	if (verdict_table_text(out, j->vkeys, j->n_keys, err) < 0)
+		return -1;
+	/* What this host resolves by itself, from its baselines (A/A): the
+	 * yardstick for the table's own MDE. */
+	for (size_t i = 0; !j->baseline && i < j->n_keys; i++) {
+		const struct hostnoise_key *h = vp_host_noise(j, &j->keys[i]);
+
+		if (!h || !j->vkeys[i].gated || !isfinite(h->mde_pct))
+			continue;
+		if (pg_buf_printf(out, "host %s, A/A over its last %zu baseline%s (%zu pairs): %s "
+				  "spread %.2f%%, MDE %.1f%% at %d runs per side\n", j->in.host,
+				  h->n_jobs, h->n_jobs == 1 ? "" : "s", h->n_pairs, j->keys[i].metric,
+				  h->sigma_pct, h->mde_pct, h->max_repetitions) < 0)
+			return nomem(err);
+	}
+	return 0;
 }
 
 /* ---- reproduce ---------------------------------------------------------- */

@@ -150,6 +150,13 @@ print("%.4f" % (100 * 1.4826 * statistics.median(abs(x - m) for x in r)))')
 got=$(jq -r --arg k "$KEY" '.keys[] | select(.metric == $k) | .sigma_pct * 10000 | round / 10000' "$TMP/noise.json")
 python3 -c "import sys; sys.exit(abs($got - $want) > 1e-3)" ||
 	fail "host noise sigma_pct $got, computed $want"
+# Every verdict on that host states it: the series' job's table and JSON.
+curl -sf "$URL/api/v1/jobs/$sj/verdict" >"$TMP/sv.json" || fail "GET the series job's verdict"
+jq -e --arg k "$KEY" '.keys[] | select(.metric == $k) | .host_noise.pairs == 6 and
+	.host_noise.jobs == 1 and .host_noise.mde_pct > 0' "$TMP/sv.json" >/dev/null ||
+	fail "the series' verdict does not give the host's noise: $(jq -c '.keys[] | {metric, host_noise}' "$TMP/sv.json")"
+expect_rc 0 $C run show "$series_run"
+expect_grep "^host lab-1, A/A over its last 1 baseline \(6 pairs\): $KEY spread [0-9.]+%, MDE [0-9.]+% at 9 runs per side$" "$TMP/out"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/hosts/nobody/noise")
 [ "$code" = 404 ] || fail "the noise of an unknown agent: HTTP $code"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/hosts/lab%2F1/noise")
