@@ -19,7 +19,7 @@ static const char hostnoise_sql[] =
 	" JOIN results res ON res.job_id = s.job_id AND res.attempt = s.attempt"
 	" JOIN attempts a ON a.job_id = s.job_id AND a.attempt = s.attempt"
 	" JOIN agents ag ON ag.id = a.agent_id"
-	" WHERE ag.name = ?1 AND r.reason = 'baseline' AND j.id IN (SELECT j2.id FROM jobs j2"
+	" WHERE ag.name = ?1 AND r.reason = 'baseline' AND j.id IN (SELECT DISTINCT j2.id FROM jobs j2"
 	"  JOIN runs r2 ON r2.id = j2.run_id JOIN attempts a2 ON a2.job_id = j2.id"
 	"  JOIN agents ag2 ON ag2.id = a2.agent_id WHERE r2.reason = 'baseline'"
 	"  AND ag2.name = ?1 AND j2.state = 'done' ORDER BY j2.id DESC LIMIT ?2)"
