@@ -274,6 +274,8 @@ int planner_job_spec(const struct pass *p, const struct series_info *si,
 {
 	const struct profile_set *ps = p->pl->ps;
 	cJSON *spec = cJSON_CreateObject(), *tree, *benches, *notes;
+	char *const *bnames;
+	size_t nb;
 	int rc = -1;
 
 	*out = NULL;
@@ -301,12 +303,15 @@ int planner_job_spec(const struct pass *p, const struct series_info *si,
 		goto out;
 	if (!(benches = cJSON_AddArrayToObject(spec, JS_BENCHMARKS)))
 		goto nomem;
-	for (size_t i = 0; i < ctx->n_benchmarks; i++) {
-		const struct profile_benchmark *b = profile_find_benchmark(ps, ctx->benchmarks[i]);
+	/* A baseline runs the context's baseline_benchmarks when it has some. */
+	bnames = !si && ctx->baseline_benchmarks ? ctx->baseline_benchmarks : ctx->benchmarks;
+	nb = !si && ctx->baseline_benchmarks ? ctx->n_baseline_benchmarks : ctx->n_benchmarks;
+	for (size_t i = 0; i < nb; i++) {
+		const struct profile_benchmark *b = profile_find_benchmark(ps, bnames[i]);
 
 		if (!b) {
 			pg_err_set(err, PG_EINVAL, "context '%s': unknown benchmark '%s'", ctx->name,
-				   ctx->benchmarks[i]);
+				   bnames[i]);
 			goto out;
 		}
 		if (add_benchmark(benches, b, hc, err) < 0)

@@ -555,6 +555,7 @@ void profile_set_free(struct profile_set *ps)
 		free(c->host_class);
 		free_strv(c->build_modes, c->n_build_modes);
 		free_strv(c->benchmarks, c->n_benchmarks);
+		free_strv(c->baseline_benchmarks, c->n_baseline_benchmarks);
 		free_strv(c->trees, c->n_trees);
 		free(c->default_tree);
 	}

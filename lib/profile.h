@@ -127,6 +127,11 @@
  *   host_class      required
  *   build_modes     required, at least one, no repeats
  *   benchmarks      required, at least one, no repeats
+ *   baseline_benchmarks  optional, at least one, no repeats: what the
+ *                   context's baselines (a branch measured by itself,
+ *                   controller/planner.h) run instead of `benchmarks`,
+ *                   e.g. a mempool_perf in mode "full" that no patch job
+ *                   could afford; default: `benchmarks`
  *   trees           default: every tree of the catalogue (sorted by name)
  *   default_tree    where a series goes when no rule (among the rules whose
  *                   tree is one of the context's trees) matches; must be
@@ -338,6 +343,8 @@ struct profile_context {
 	size_t n_build_modes;
 	char **benchmarks;
 	size_t n_benchmarks;
+	char **baseline_benchmarks;	/* NULL when not set: benchmarks */
+	size_t n_baseline_benchmarks;
 	char **trees;			/* filled in: never empty */
 	size_t n_trees;
 	char *default_tree;		/* filled in: one of trees */

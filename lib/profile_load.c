@@ -408,7 +408,8 @@ static int load_context(struct profile_loader *ld, const char *path, const char 
 			const cJSON *obj)
 {
 	static const char *const keys[] = {
-		"description", "host_class", "build_modes", "benchmarks", "trees",
+		"description", "host_class", "build_modes", "benchmarks", "baseline_benchmarks",
+		"trees",
 		"default_tree", "repetitions", "max_repetitions", "threshold_pct", "alpha",
 		"noise_limit_pct", "post_to", NULL
 	};
@@ -443,6 +444,8 @@ static int load_context(struct profile_loader *ld, const char *path, const char 
 				&c->build_modes, &c->n_build_modes) < 0 ||
 	    profile_get_strlist(ld, path, obj, "benchmarks", true, true, true, check_ref,
 				&c->benchmarks, &c->n_benchmarks) < 0 ||
+	    profile_get_strlist(ld, path, obj, "baseline_benchmarks", false, true, true, check_ref,
+				&c->baseline_benchmarks, &c->n_baseline_benchmarks) < 0 ||
 	    profile_get_strlist(ld, path, obj, "trees", false, true, true, check_ref, &c->trees,
 				&c->n_trees) < 0 ||
 	    profile_get_text(ld, path, obj, "default_tree", false, PROFILE_VALUE_MAX,
@@ -609,6 +612,32 @@ static int resolve_rules(struct profile_loader *ld)
 	return 0;
 }
 
+/* Each benchmark named in field (under path) exists and fits the host
+ * class's lcores. */
+static int check_context_benchmarks(struct profile_loader *ld, const char *path,
+				    const char *field, char *const *names, size_t n,
+				    const struct profile_host_class *hc)
+{
+	char lpath[PROFILE_PATH_LEN];
+
+	profile_path_join(lpath, path, field);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_benchmark *b = profile_find_benchmark(ld->ps, names[i]);
+		unsigned most = 0;
+
+		if (!b)
+			return profile_fail_idx(ld, lpath, i, "unknown benchmark '%s'", names[i]);
+		for (size_t j = 0; b->has_subset && j < b->subset.n_cores; j++)
+			most = b->subset.cores[j] > most ? b->subset.cores[j] : most;
+		if (most > hc->n_lcores)
+			return profile_fail_idx(ld, lpath, i,
+						"benchmark '%s' runs on up to %u cores "
+						"(subset.cores) but host class '%s' has %zu lcores",
+						b->name, most, hc->name, hc->n_lcores);
+	}
+	return 0;
+}
+
 static int resolve_context(struct profile_loader *ld, struct profile_context *c)
 {
 	struct profile_set *ps = ld->ps;
@@ -627,22 +656,11 @@ static int resolve_context(struct profile_loader *ld, struct profile_context *c)
 		if (!profile_find_build_mode(ps, c->build_modes[i]))
 			return profile_fail_idx(ld, lpath, i, "unknown build mode '%s'",
 						c->build_modes[i]);
-	profile_path_join(lpath, path, "benchmarks");
-	for (size_t i = 0; i < c->n_benchmarks; i++) {
-		const struct profile_benchmark *b = profile_find_benchmark(ps, c->benchmarks[i]);
-		unsigned most = 0;
-
-		if (!b)
-			return profile_fail_idx(ld, lpath, i, "unknown benchmark '%s'",
-						c->benchmarks[i]);
-		for (size_t j = 0; b->has_subset && j < b->subset.n_cores; j++)
-			most = b->subset.cores[j] > most ? b->subset.cores[j] : most;
-		if (most > hc->n_lcores)
-			return profile_fail_idx(ld, lpath, i,
-						"benchmark '%s' runs on up to %u cores "
-						"(subset.cores) but host class '%s' has %zu lcores",
-						b->name, most, hc->name, hc->n_lcores);
-	}
+	if (check_context_benchmarks(ld, path, "benchmarks", c->benchmarks, c->n_benchmarks,
+				     hc) < 0 ||
+	    check_context_benchmarks(ld, path, "baseline_benchmarks", c->baseline_benchmarks,
+				     c->n_baseline_benchmarks, hc) < 0)
+		return -1;
 	profile_path_join(lpath, path, "trees");
 	if (!c->trees) {
 		/* Every tree; the printout lists them, so a reload is the same. */

@@ -178,6 +178,9 @@ static int print_context(cJSON *o, const struct profile_context *c)
 	    add_str(o, "host_class", c->host_class) < 0 ||
 	    add_strv(o, "build_modes", c->build_modes, c->n_build_modes) < 0 ||
 	    add_strv(o, "benchmarks", c->benchmarks, c->n_benchmarks) < 0 ||
+	    (c->baseline_benchmarks &&
+	     add_strv(o, "baseline_benchmarks", c->baseline_benchmarks,
+		      c->n_baseline_benchmarks) < 0) ||
 	    add_strv(o, "trees", c->trees, c->n_trees) < 0 ||
 	    add_str(o, "default_tree", c->default_tree) < 0 ||
 	    add_num(o, "repetitions", c->repetitions) < 0 ||

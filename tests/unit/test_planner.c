@@ -1032,6 +1032,10 @@ static void test_baseline_manual(void **state)
 	assert_string_equal(get_str(spec, "build.meson_options.enable_apps"), "test,test-pmd");
 	/* No follow-up for a baseline: its one round gives an interval. */
 	assert_int_equal(get_num(spec, "repetitions"), 6);
+	/* The context's baseline_benchmarks, not its benchmarks. */
+	assert_int_equal(cJSON_GetArraySize(get(spec, "benchmarks")), 1);
+	assert_string_equal(get_str(cJSON_GetArrayItem(get(spec, "benchmarks"), 0), "name"),
+			    "testpmd");
 	if (agent_runner_dpdk_check_spec(spec, &err) < 0)
 		fail_msg("the runner refuses a baseline spec: %s", err.msg);
 	cJSON_Delete(spec);
@@ -1052,6 +1056,10 @@ static void test_baseline_manual(void **state)
 	assert_true(run2 > 0);
 	assert_int_equal(count_where(f, "SELECT count(*) FROM jobs WHERE run_id = ?1", run2), 1);
 	spec = job_spec(f, run2, DEMO, "release");
+	/* Without baseline_benchmarks: the context's benchmarks. */
+	assert_int_equal(cJSON_GetArraySize(get(spec, "benchmarks")), 1);
+	assert_string_equal(get_str(cJSON_GetArrayItem(get(spec, "benchmarks"), 0), "name"),
+			    "mempool");
 	assert_string_equal(get_str(spec, "tree.base_commit"), f->c1);
 	assert_string_equal(get_str(spec, "tree.base_source"), "commit");
 	assert_string_equal(get_str(spec, "tree.version"), "22.11.0");
