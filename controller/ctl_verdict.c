@@ -18,15 +18,21 @@ int ctl_verdict_pass(const struct ctl_config *cfg, struct store *st,
 		     struct verdict_pass_stats *stats, struct pg_err *err)
 {
 	struct verdict_pass vp;
+	/* Where the planner keeps the tree mirrors: history in git order. */
+	char *trees = pg_config_resolve(cfg->data_dir, "trees");
 	int rc;
 
+	if (!trees)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
 	verdict_pass_init(&vp, st, ps);
 	vp.mail = &cfg->mail;
+	vp.mirror_root = trees;
 	vp.run_id = run_id;
 	vp.report = report;
 	rc = verdict_pass_run(&vp, err);
 	if (stats)
 		*stats = vp.stats;
+	free(trees);
 	return rc;
 }
 

@@ -14,6 +14,7 @@
 #include "changepoint.h"
 #include "fmt.h"
 #include "stats.h"
+#include "trees.h"
 #include "vec.h"
 #include "verdict_pass.h"
 
@@ -21,6 +22,7 @@
  * commits measured a few times each. */
 #define VP_HISTORY_ROWS 2048
 #define VP_OID_MAX 64
+#define VP_WALK_MAX 200000	/* commits walked back from a branch's tip */
 
 #define VP_WHAT_HIST "read history"
 
@@ -137,9 +139,60 @@ static int last_change(struct store *st, const struct store_arg *args, char *oid
 	return rc < 0 ? -1 : 0;
 }
 
+/* The commits of s in first-parent order of the branch, those off its
+ * line dropped, when the mirror can say; else s as measured. */
+static void series_git_order(const char *mirror_root, const char *tree, const char *branch,
+			     struct vp_series *s)
+{
+	char mirror[TREES_PATH_MAX];
+	struct pg_err e = PG_ERR_INIT;
+	const char **oids = NULL;
+	int64_t *pos = NULL;
+	size_t keep = 0;
+
+	if (!mirror_root || !s->n)
+		return;
+	oids = calloc(s->n, sizeof(*oids));
+	pos = calloc(s->n, sizeof(*pos));
+	if (!oids || !pos)
+		goto out;
+	for (size_t i = 0; i < s->n; i++)
+		oids[i] = s->c[i].oid;
+	if (trees_mirror_path(mirror_root, tree, mirror, sizeof(mirror), &e) < 0 ||
+	    trees_first_parent_positions(mirror, branch, oids, s->n, VP_WALK_MAX, pos, &e) < 0)
+		goto out;
+	for (size_t i = 0; i < s->n; i++)
+		keep += pos[i] >= 0;
+	if (!keep)
+		goto out;
+	/* Insertion sort by position (a few hundred commits), dropping the
+	 * rest: their values go with them. */
+	for (size_t i = 0, w = 0; i < s->n; i++) {
+		struct vp_commit c = s->c[i];
+		int64_t p = pos[i];
+		size_t k;
+
+		if (p < 0) {
+			free(c.v);
+			continue;
+		}
+		for (k = w; k > 0 && pos[k - 1] > p; k--) {
+			s->c[k] = s->c[k - 1];
+			pos[k] = pos[k - 1];
+		}
+		s->c[k] = c;
+		pos[k] = p;
+		w++;
+	}
+	s->n = keep;
+out:
+	free(oids);
+	free(pos);
+}
+
 /* Search one series for a change point and record it. */
-static int detect(struct store *st, const struct vp_job *j, const struct vp_key *k,
-		  int64_t now, struct pg_buf *lines, unsigned long *changes,
+static int detect(struct store *st, const char *mirror_root, const struct vp_job *j,
+		  const struct vp_key *k, int64_t now, struct pg_buf *lines, unsigned long *changes,
 		  struct pg_err *err)
 {
 	const struct store_arg args[6] = {
@@ -157,6 +210,7 @@ static int detect(struct store *st, const struct vp_job *j, const struct vp_key 
 
 	if (series_read(st, args, &s, err) < 0 || last_change(st, args, after, sizeof(after), err) < 0)
 		goto out;
+	series_git_order(mirror_root, j->tree, j->branch, &s);
 	/* The level since the last change: from its commit after. */
 	for (size_t i = 0; *after && i < s.n; i++)
 		if (!strcmp(s.c[i].oid, after)) {
@@ -197,8 +251,8 @@ out:
 	return rc;
 }
 
-int vp_history_add(struct store *st, const struct profile_set *ps, const struct vp_job *j,
-		   int64_t now, struct pg_buf *lines, unsigned long *rows,
+int vp_history_add(struct store *st, const struct profile_set *ps, const char *mirror_root,
+		   const struct vp_job *j, int64_t now, struct pg_buf *lines, unsigned long *rows,
 		   unsigned long *changes, struct pg_err *err)
 {
 	bool main_branch = !strcmp(j->branch, vp_main_branch(ps, j->tree));
@@ -229,7 +283,7 @@ int vp_history_add(struct store *st, const struct profile_set *ps, const struct 
 		if (store_changes(st) == 0)
 			continue;
 		(*rows)++;
-		if (main_branch && detect(st, j, k, now, lines, changes, err) < 0)
+		if (main_branch && detect(st, mirror_root, j, k, now, lines, changes, err) < 0)
 			return -1;
 	}
 	return 0;

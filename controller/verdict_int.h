@@ -112,10 +112,12 @@ int vp_job_reproduce(const struct vp_job *j, struct pg_buf *out, struct pg_err *
 const char *vp_main_branch(const struct profile_set *ps, const char *tree);
 
 /* Inside the caller's transaction: the history rows of a job decided final,
- * then the change-point search of each key added on a main branch.  Adds
- * to *rows and *changes.  Returns 0 or -1. */
-int vp_history_add(struct store *st, const struct profile_set *ps, const struct vp_job *j,
-		   int64_t now, struct pg_buf *lines, unsigned long *rows,
+ * then the change-point search of each key added on a main branch, in
+ * first-parent order when the tree's mirror under mirror_root (NULL:
+ * none) has the branch (commits off its first-parent line left out), else
+ * in the order measured.  Adds to *rows and *changes.  Returns 0 or -1. */
+int vp_history_add(struct store *st, const struct profile_set *ps, const char *mirror_root,
+		   const struct vp_job *j, int64_t now, struct pg_buf *lines, unsigned long *rows,
 		   unsigned long *changes, struct pg_err *err);
 
 /* Append one line saying what was decided to lines (a decision is told

@@ -481,7 +481,8 @@ static int decide_job(struct verdict_pass *vp, int64_t job_id, bool give_up,
 	if (!j.final && vp_job_eval(&j, true, err) < 0)
 		goto out;
 	if (store_job_rows(vp, &j, now, err) < 0 ||
-	    vp_history_add(vp->st, vp->ps, &j, now, lines, &d->history_rows, &d->change_points,
+	    vp_history_add(vp->st, vp->ps, vp->mirror_root, &j, now, lines, &d->history_rows,
+			   &d->change_points,
 			   err) < 0)
 		goto out;
 	d->jobs_decided++;

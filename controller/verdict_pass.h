@@ -142,6 +142,9 @@ struct verdict_pass {
 	struct store *st;
 	const struct profile_set *ps;	/* post_to, main branches, spec fallbacks */
 	const struct ctl_mail *mail;	/* NULL or not enabled: no mails */
+	/* The planner's tree mirrors (ROOT/NAME.git): change points are
+	 * searched in first-parent order; NULL: in the order measured. */
+	const char *mirror_root;
 	int64_t run_id;			/* 0: every run; else only this one */
 	int64_t now_s;			/* 0: the wall clock (tests pin it) */
 	int64_t pin_wait_s;		/* VERDICT_PIN_WAIT_S */
