@@ -636,6 +636,35 @@ static const char migration_6[] =
 	"\n"
 	"PRAGMA user_version = 6;\n";
 
+/*
+ * Step 7: change points bisected (controller/changes.h).  A change point
+ * found between two measured commits more than one apart is narrowed by
+ * baselines inside its range until it names one commit: commit_before
+ * and commit_after are the range as it stands (first_before and
+ * first_after as first found), bisect_run_id the baseline that waits,
+ * located_commit the commit once found (state 'confirmed'), `why` what
+ * ended it, alerted_at when it was told; context is the one whose job
+ * measured the step (its baselines use that context's build).
+ */
+static const char migration_7[] =
+	"ALTER TABLE change_points ADD COLUMN context TEXT;\n"
+	"ALTER TABLE change_points ADD COLUMN first_before TEXT;\n"
+	"ALTER TABLE change_points ADD COLUMN first_after TEXT;\n"
+	"ALTER TABLE change_points ADD COLUMN located_commit TEXT;\n"
+	"ALTER TABLE change_points ADD COLUMN bisect_runs INTEGER NOT NULL DEFAULT 0\n"
+	"\tCHECK (bisect_runs >= 0);\n"
+	"ALTER TABLE change_points ADD COLUMN bisect_run_id INTEGER\n"
+	"\tREFERENCES runs(id) ON DELETE SET NULL;\n"
+	"ALTER TABLE change_points ADD COLUMN why TEXT;\n"
+	"ALTER TABLE change_points ADD COLUMN updated_at INTEGER;\n"
+	"ALTER TABLE change_points ADD COLUMN alerted_at INTEGER;\n"
+	"UPDATE change_points SET first_before = commit_before, first_after = commit_after,\n"
+	"\tupdated_at = detected_at;\n"
+	"CREATE INDEX change_points_open ON change_points(id) WHERE state = 'suspected';\n"
+	"CREATE INDEX change_points_bisect_run ON change_points(bisect_run_id);\n"
+	"\n"
+	"PRAGMA user_version = 7;\n";
+
 const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
 	{ 2, "trends (history, change points), job stage and progress", migration_2 },
@@ -643,4 +672,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 4, "lease order kept in the job rows (served, boost, jobs_pick)", migration_4 },
 	{ 5, "follow-up rounds: jobs pinned to an agent", migration_5 },
 	{ 6, "baseline runs: runs without a series, and why they were planned", migration_6 },
+	{ 7, "change points bisected: their range, baseline, commit and alert", migration_7 },
 };

@@ -416,6 +416,70 @@ static int fp_cmp(const void *a, const void *b)
 	return git_oid_cmp(&((const struct fp_want *)a)->oid, &((const struct fp_want *)b)->oid);
 }
 
+int trees_first_parent_range(const char *mirror, const char *branch, const char *before,
+			     const char *after, char (*out)[TREES_OID_HEX + 1], size_t max,
+			     size_t *n, struct pg_err *err)
+{
+	char tip[TREES_OID_HEX + 1];
+	git_repository *repo = NULL;
+	git_revwalk *walk = NULL;
+	git_oid oid, tip_oid, b_oid, a_oid;
+	size_t depth = 0, got = 0;
+	bool in = false, done = false;
+	int rc, ret = -1;
+
+	*n = 0;
+	if (parse_oid(&b_oid, before, err) < 0 || parse_oid(&a_oid, after, err) < 0 ||
+	    trees_resolve_branch(mirror, branch, tip, err) < 0 || parse_oid(&tip_oid, tip, err) < 0 ||
+	    open_mirror(&repo, mirror, err) < 0)
+		goto out;
+	if ((rc = git_revwalk_new(&walk, repo)) < 0 ||
+	    (rc = git_revwalk_push(walk, &tip_oid)) < 0) {
+		pg_git_fail(err, PG_EIO, rc, "mirror '%s': walk branch '%s'", mirror, branch);
+		goto out;
+	}
+	git_revwalk_simplify_first_parent(walk);
+	/* Newest first: from `after` down to the commit before `before`. */
+	while (!done && depth++ < TREES_RANGE_WALK_MAX &&
+	       (rc = git_revwalk_next(&oid, walk)) == 0) {
+		if (!in && !git_oid_cmp(&oid, &a_oid))
+			in = true;
+		if (!in)
+			continue;
+		if (!git_oid_cmp(&oid, &b_oid)) {
+			done = true;
+			break;
+		}
+		if (got == max) {
+			pg_err_set(err, PG_ETOOBIG, "more than %zu commits between %.12s and %.12s "
+				   "on %s", max, before, after, branch);
+			goto out;
+		}
+		git_oid_tostr(out[got++], TREES_OID_HEX + 1, &oid);
+	}
+	git_error_clear();
+	if (!done) {
+		pg_err_set(err, PG_ENOTFOUND, in ? "%.12s is not before %.12s on the first-parent "
+			   "line of %s" : "%.12s%.0s is not on the first-parent line of %s",
+			   in ? before : after, after, branch);
+		goto out;
+	}
+	/* oldest first */
+	for (size_t i = 0; i < got / 2; i++) {
+		char t[TREES_OID_HEX + 1];
+
+		memcpy(t, out[i], sizeof(t));
+		memcpy(out[i], out[got - 1 - i], sizeof(t));
+		memcpy(out[got - 1 - i], t, sizeof(t));
+	}
+	*n = got;
+	ret = 0;
+out:
+	git_revwalk_free(walk);
+	git_repository_free(repo);
+	return ret;
+}
+
 int trees_first_parent_positions(const char *mirror, const char *branch, const char *const *oids,
 				 size_t n, size_t max_walk, int64_t *pos, struct pg_err *err)
 {

@@ -119,6 +119,21 @@ int trees_first_parent_positions(const char *mirror, const char *branch, const c
 				 size_t n, size_t max_walk, int64_t *pos, struct pg_err *err);
 
 /*
+ * The commits of the first-parent line of refs/heads/BRANCH after `before`
+ * up to `after` (both 40 hex digits), oldest first, `after` last, into out
+ * (room for max; *n gets how many).  A bisection's range: the commits
+ * that may have brought a change first seen at `after`.  Returns 0, or -1
+ * with PG_ENOTFOUND (no such branch; `after` not on its first-parent line;
+ * `before` not an ancestor on that line within TREES_RANGE_WALK_MAX
+ * commits), PG_ETOOBIG (more than max commits between them), PG_EINVAL
+ * (a malformed oid or branch name) or PG_EIO.
+ */
+#define TREES_RANGE_WALK_MAX 200000
+int trees_first_parent_range(const char *mirror, const char *branch, const char *before,
+			     const char *after, char (*out)[TREES_OID_HEX + 1], size_t max,
+			     size_t *n, struct pg_err *err);
+
+/*
  * The DPDK version at commit oid_hex (40 hex digits) of the mirror: the
  * first line of the VERSION file at the top of the tree, white space
  * trimmed, e.g. "22.11.0" or "24.03.0-rc0", into out.  Returns 0, or -1

@@ -318,6 +318,48 @@ static void test_first_parent_positions(void **state)
 	}
 }
 
+/* A bisection's range: the first-parent commits after one up to another,
+ * oldest first; a merged side commit is not among them. */
+static void test_first_parent_range(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char c3[41], side[41], merge[41], c4[41], out[8][41];
+	size_t n = 99;
+
+	tg_git(f->src, "checkout", "-q", "-b", "topic");
+	tg_commit(f->src, "topic.txt", "t\n", "topic", side);
+	tg_git(f->src, "checkout", "-q", "main");
+	tg_commit(f->src, "a.txt", "a\n", "c3", c3);
+	tg_git(f->src, "merge", "-q", "--no-ff", "-m", "merge topic", "topic");
+	tg_rev(f->src, "HEAD", merge);
+	tg_commit(f->src, "b.txt", "b\n", "c4", c4);
+	sync_ok(f);
+	/* main: c1 <- c2 <- c3 <- merge <- c4 */
+	assert_int_equal(trees_first_parent_range(f->mirror, "main", f->c1, c4, out, 8, &n, &err), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(out[0], f->c2);
+	assert_string_equal(out[1], c3);
+	assert_string_equal(out[2], merge);
+	assert_string_equal(out[3], c4);
+	assert_int_equal(trees_first_parent_range(f->mirror, "main", c3, merge, out, 8, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0], merge);
+	/* bounded */
+	assert_int_equal(trees_first_parent_range(f->mirror, "main", f->c1, c4, out, 3, &n, &err), -1);
+	assert_int_equal(err.code, PG_ETOOBIG);
+	/* the wrong way round, a side commit, a stranger */
+	assert_int_equal(trees_first_parent_range(f->mirror, "main", c4, f->c1, out, 8, &n, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_int_equal(trees_first_parent_range(f->mirror, "main", f->c1, side, out, 8, &n, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "is not on the first-parent line of main"));
+	assert_int_equal(trees_first_parent_range(f->mirror, "main", side, c4, out, 8, &n, &err), -1);
+	assert_int_equal(err.code, PG_ENOTFOUND);
+	assert_int_equal(trees_first_parent_range(f->mirror, "main", "0123", c4, out, 8, &n, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+}
+
 static void test_version(void **state)
 {
 	struct fixture *f = *state;
@@ -366,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_has_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_first_parent_positions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_first_parent_range, setup, teardown),
 	};
 
 	pg_log_set_levels(getenv("PG_TEST_LOG") ? getenv("PG_TEST_LOG") : "error");
