@@ -16,6 +16,7 @@
 #include "api_view.h"
 #include "api_web.h"
 #include "fmt.h"
+#include "changes.h"
 #include "fsutil.h"
 #include "hostnoise.h"
 #include "json.h"
@@ -254,6 +255,39 @@ static void api_read_jobs(struct store *st, struct api_req *r)
 		return;
 	}
 	api_reply_json(r, 200, api_page("jobs", items, limit, offset, -1));
+}
+
+/* GET /api/v1/change-points?state=&limit=: changes.h, newest first. */
+static void api_read_change_points(struct store *st, struct api_req *r)
+{
+	static const char *const states[] = { "suspected", "confirmed", "dismissed", NULL };
+	struct pg_err err = PG_ERR_INIT;
+	struct change_point *cps = NULL;
+	const char *state = NULL;
+	cJSON *doc = NULL, *arr;
+	int64_t limit;
+	size_t n = 0;
+
+	if (api_query_state(r, states, &state, &err) < 0 ||
+	    api_query_int(r, "limit", 1, API_LIST_LIMIT_MAX, API_LIST_LIMIT_DEFAULT, &limit,
+			  &err) < 0 ||
+	    changes_list(st, state, limit, &cps, &n, &err) < 0) {
+		api_reply_err(r, &err);
+		return;
+	}
+	doc = cJSON_CreateObject();
+	arr = doc ? cJSON_AddArrayToObject(doc, "change_points") : NULL;
+	for (size_t i = 0; arr && i < n; i++)
+		if (!cJSON_AddItemToArray(arr, changes_to_json(&cps[i])))
+			arr = NULL;
+	free(cps);
+	if (!arr) {
+		cJSON_Delete(doc);
+		pg_err_set(&err, PG_ENOMEM, "change points: out of memory");
+		api_reply_err(r, &err);
+		return;
+	}
+	api_reply_json(r, 200, doc);
 }
 
 static void api_read_agents(struct store *st, struct api_req *r)
@@ -566,6 +600,9 @@ void api_read_run(struct api_server *srv, struct store *st, struct api_req *r)
 	case API_EP_JOB_VERDICT:
 		rc = api_view_job_verdict(st, srv->ps, r->route.id, "", &o, &err);
 		break;
+	case API_EP_CHANGE_POINTS:
+		api_read_change_points(st, r);
+		return;
 	case API_EP_HOST_NOISE:
 		rc = api_read_host_noise(srv, st, r->route.name, &o, &err);
 		break;

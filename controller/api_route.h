@@ -38,6 +38,7 @@ enum api_ep {
 	API_EP_JOB_VERDICT,		/* GET  /api/v1/jobs/{id}/verdict */
 	API_EP_JOB_SAMPLES,		/* GET  /api/v1/jobs/{id}/samples */
 	API_EP_HOST_NOISE,		/* GET  /api/v1/hosts/{agent}/noise */
+	API_EP_CHANGE_POINTS,		/* GET  /api/v1/change-points */
 	API_EP_PAGE,			/* GET  /, /series/{id}, /trends, /agents, /queue */
 	API_EP_ASSET,			/* GET  /assets/{path} */
 	API_EP_COUNT

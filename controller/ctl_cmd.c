@@ -349,6 +349,8 @@ int ctl_cmd_dispatch(const struct ctl_config *cfg, int argc, char **argv)
 		return ctl_cmd_plan(cfg, argc, argv);
 	if (strcmp(argv[0], "baseline") == 0)
 		return ctl_cmd_baseline(cfg, argc, argv);
+	if (strcmp(argv[0], "changes") == 0)
+		return ctl_cmd_changes(cfg, argc, argv);
 	if (strcmp(argv[0], "agent") == 0)
 		return ctl_cmd_agent(cfg, argc, argv);
 	if (strcmp(argv[0], "outbox") == 0)

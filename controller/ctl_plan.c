@@ -55,6 +55,8 @@ int ctl_baseline_pass(const struct ctl_config *cfg, struct store *st,
 		public_url = cfg->api.public_url;
 	planner_init(&pl, st, ps, root, public_url ? public_url : CTL_PLAN_DEFAULT_URL);
 	rc = planner_baselines_due(&pl, cfg->baseline.interval_s, err);
+	if (rc == 0)
+		rc = planner_bisect_pass(&pl, err);
 	*stats = pl.stats;
 out:
 	free(root);

@@ -22,13 +22,18 @@ int ctl_plan_pass(const struct ctl_config *cfg, struct store *st, const struct p
 		  const char *public_url, struct planner_stats *stats, struct pg_err *err);
 
 /* The scheduled baselines (planner_baselines_due() at the configuration's
- * baseline.interval_s), as ctl_plan_pass() runs a pass. */
+ * baseline.interval_s), then the bisection of change points
+ * (planner_bisect_pass()), as ctl_plan_pass() runs a pass. */
 int ctl_baseline_pass(const struct ctl_config *cfg, struct store *st,
 		      const struct profile_set *ps, const char *public_url,
 		      struct planner_stats *stats, struct pg_err *err);
 
 /* `plan`: one pass over the store, printing what it planned. */
 int ctl_cmd_plan(const struct ctl_config *cfg, int argc, char **argv);
+
+/* `changes list [--json] [--state S] [--limit N]`, `changes show ID
+ * [--json]` and `changes bisect` (one bisection pass) (ctl_changes.c). */
+int ctl_cmd_changes(const struct ctl_config *cfg, int argc, char **argv);
 
 /* `baseline run TREE BRANCH [--commit C] [--context NAME]` (one baseline
  * asked for by hand), `baseline due` (the scheduled pass, once) and

@@ -154,6 +154,9 @@ struct planner_stats {
 	unsigned long jobs_cancelled;	/* by supersession */
 	unsigned long trees_synced;
 	unsigned long baselines_planned;	/* baseline runs */
+	unsigned long bisect_runs;		/* of them, inside a change point's range */
+	unsigned long changes_located;		/* change points bisected to one commit */
+	unsigned long changes_dismissed;	/* ... or called noise, or given up */
 	unsigned long errors;		/* series or requests skipped, retried next pass */
 };
 
@@ -202,15 +205,20 @@ struct planner_baseline_req {
 				 * branch head */
 	const char *context;	/* NULL: every context whose trees include tree */
 	const char *trigger;	/* "head", "interval", "manual" or "bisect" */
+	const char *build_mode;	/* NULL: every build mode of the contexts */
+	const char *pin_agent;	/* NULL: any agent of the host class; else the
+				 * jobs are pinned to that agent */
 };
 
 /*
  * Plan one baseline run of rq (see "Baselines" above) in one transaction,
  * after syncing the tree.  A context that has a baseline job of this tree
- * and branch waiting (queued, leased, running) is left out.  Returns 0
+ * and branch waiting (queued, leased, running) is left out, unless the
+ * trigger is "bisect" (a bisection's commit is not the head's).  Returns 0
  * with *run_id (0 when no context was left to plan), or -1 with err:
- * PG_ENOTFOUND for an unknown tree, branch, context or commit, PG_EINVAL
- * for a context that does not test the tree, or a tree or store error.
+ * PG_ENOTFOUND for an unknown tree, branch, context, build mode, agent or
+ * commit, PG_EINVAL for a context that does not test the tree, or a tree
+ * or store error.
  */
 int planner_baseline(struct planner *pl, const struct planner_baseline_req *rq,
 		     int64_t *run_id, struct pg_err *err);
@@ -223,6 +231,28 @@ int planner_baseline(struct planner *pl, const struct planner_baseline_req *rq,
  * Returns 0, or -1 when the store failed.
  */
 int planner_baselines_due(struct planner *pl, int64_t interval_s, struct pg_err *err);
+
+/*
+ * Bisection (DESIGN.md section 2.9).  Each change point still 'suspected'
+ * (changes.h) whose range holds more than one commit of the branch's
+ * first-parent line is narrowed: the commits inside it already measured on
+ * its host (by a baseline or a series' base side) go, oldest first, to the
+ * level they are nearer to (the medians of up to 10 commits either side,
+ * in log scale), and the range ends at the first one at the new level;
+ * when commits are left inside it and no baseline of it waits, a baseline
+ * of the middle one is planned (trigger "bisect", the change point's
+ * context and build mode only, pinned to its host).  It ends located at
+ * one commit ('confirmed', told once in the log and by alerted_at), or
+ * dismissed: the two levels no longer differ (Mann-Whitney p >=
+ * VERDICT_CP_ALPHA), its commits left the branch or the history, its
+ * context or host is gone, or PLANNER_BISECT_MAX_RUNS baselines did not
+ * get there.  Each change is its own transaction; a baseline planned just
+ * before a crash may be planned again.  Adds to pl->stats.  Returns 0, or
+ * -1 when the store failed (a change point that cannot move now is
+ * counted in stats.errors and tried again).
+ */
+#define PLANNER_BISECT_MAX_RUNS 16
+int planner_bisect_pass(struct planner *pl, struct pg_err *err);
 
 /* Append one line of counts ("runs=2 jobs=6 ...") to out.  Returns 0 or
  * -1 (out's cap). */

@@ -18,6 +18,14 @@ static bool ctx_tests_tree(const struct profile_context *c, const char *tree)
 	return false;
 }
 
+static bool ctx_has_mode(const struct profile_context *c, const char *mode)
+{
+	for (size_t i = 0; i < c->n_build_modes; i++)
+		if (strcmp(c->build_modes[i], mode) == 0)
+			return true;
+	return false;
+}
+
 static bool tree_has_branch(const struct profile_tree *t, const char *branch)
 {
 	for (size_t i = 0; i < t->n_branches; i++)
@@ -110,7 +118,10 @@ static int insert_baseline(struct pass *p, struct group *g, unsigned long *jobs,
 		for (size_t m = 0; m < ctx->n_build_modes; m++) {
 			const struct profile_build_mode *bm =
 				profile_find_build_mode(ps, ctx->build_modes[m]);
+			int64_t job_id = 0;
 
+			if (g->only_mode && strcmp(g->only_mode, ctx->build_modes[m]) != 0)
+				continue;
 			if (!bm) {
 				pg_err_set(err, PG_EINVAL, "context '%s': unknown build mode '%s'",
 					   ctx->name, ctx->build_modes[m]);
@@ -119,7 +130,9 @@ static int insert_baseline(struct pass *p, struct group *g, unsigned long *jobs,
 			if (planner_job_spec(p, NULL, g, JS_REASON_BASELINE, ctx, hc, bm, &spec,
 					     err) < 0 ||
 			    sched_job_add_tx(p->pl->st, g->run_id, ctx->name, hc->name, bm->name,
-					     spec, PLANNER_PRIORITY_BASELINE, p->now, NULL, err) < 0)
+					     spec, PLANNER_PRIORITY_BASELINE, p->now, &job_id, err) < 0 ||
+			    (g->pin_agent_id &&
+			     sched_job_pin_tx(p->pl->st, job_id, g->pin_agent_id, err) < 0))
 				goto out;
 			free(spec);
 			spec = NULL;
@@ -147,9 +160,10 @@ static int commit_baseline(struct pass *p, struct group *g, int64_t *run_id,
 	if (store_begin(st, err) < 0)
 		return -1;
 	for (size_t i = 0; i < g->n_ctx; i++) {
-		bool waiting;
+		bool waiting = false;
 
-		if (baseline_waiting(st, g->ctx[i]->name, g->tree->name, g->branch, &waiting,
+		if (strcmp(g->trigger, "bisect") != 0 &&
+		    baseline_waiting(st, g->ctx[i]->name, g->tree->name, g->branch, &waiting,
 				     err) < 0)
 			goto out;
 		if (!waiting)
@@ -235,6 +249,17 @@ int planner_baseline(struct planner *pl, const struct planner_baseline_req *rq,
 	}
 	g.branch = rq->branch;
 	g.trigger = rq->trigger;
+	g.only_mode = rq->build_mode;
+	if (rq->pin_agent) {
+		int found = sched_agent_id(pl->st, rq->pin_agent, &g.pin_agent_id, err);
+
+		if (found < 0)
+			goto out;
+		if (!found) {
+			pg_err_set(err, PG_ENOTFOUND, "no agent '%.64s'", rq->pin_agent);
+			goto out;
+		}
+	}
 	slots = calloc(ps->n_contexts ? ps->n_contexts : 1, sizeof(*slots));
 	if (!slots) {
 		pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -246,6 +271,14 @@ int planner_baseline(struct planner *pl, const struct planner_baseline_req *rq,
 
 		if (rq->context && strcmp(c->name, rq->context) != 0)
 			continue;
+		if (rq->build_mode && !ctx_has_mode(c, rq->build_mode)) {
+			if (rq->context) {
+				pg_err_set(err, PG_ENOTFOUND, "context %s has no build mode '%.64s'",
+					   c->name, rq->build_mode);
+				goto out;
+			}
+			continue;
+		}
 		if (!ctx_tests_tree(c, g.tree->name)) {
 			if (rq->context) {
 				pg_err_set(err, PG_EINVAL, "context %s does not test tree %s", c->name,

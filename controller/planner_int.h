@@ -97,6 +97,8 @@ struct group {
 	struct notes notes;
 	int64_t run_id;
 	const char *trigger;		/* a baseline's ("head", ...); NULL for a series */
+	const char *only_mode;		/* a baseline's one build mode; NULL: all */
+	int64_t pin_agent_id;		/* a baseline pinned to that agent; 0: none */
 };
 
 /* Begin a pass of pl (its clock, public URL, tree states); release it

@@ -415,6 +415,15 @@ int sched_job_add_tx(struct store *st, int64_t run_id, const char *context,
 		     const char *host_class, const char *build_mode, const char *spec,
 		     int64_t priority, int64_t now, int64_t *job_id, struct pg_err *err);
 
+/* Pin queued job job_id to agent agent_id (leased to it only, sched.h
+ * "Pinned jobs"): a bisection's baseline must run on the host whose
+ * history it extends.  Returns 0, or -1: PG_ECONFLICT when the job is not
+ * queued, or a store error. */
+int sched_job_pin_tx(struct store *st, int64_t job_id, int64_t agent_id, struct pg_err *err);
+
+/* The id of the agent named name: 1 found, 0 not, -1 a store error. */
+int sched_agent_id(struct store *st, const char *name, int64_t *id, struct pg_err *err);
+
 /* A planned or running run is done (every context decided): state 'done',
  * finished_at now.  *finished is whether it changed (a cancelled or
  * already done run is left alone).  Returns 0 or -1. */

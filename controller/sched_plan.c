@@ -57,6 +57,28 @@ int sched_job_add_tx(struct store *st, int64_t run_id, const char *context,
 	return 0;
 }
 
+int sched_job_pin_tx(struct store *st, int64_t job_id, int64_t agent_id, struct pg_err *err)
+{
+	if (job_id <= 0 || agent_id <= 0)
+		return pg_err_set(err, PG_EINVAL, "pin job: missing field");
+	if (store_run(st, "pin job",
+		      "UPDATE jobs SET pin_agent_id = ?2 WHERE id = ?1 AND state = 'queued'",
+		      STORE_ARGS(STORE_INT(job_id), STORE_INT(agent_id)), err) < 0)
+		return -1;
+	if (store_changes(st) == 0)
+		return pg_err_set(err, PG_ECONFLICT, "pin job %lld: not queued", (long long)job_id);
+	return 0;
+}
+
+int sched_agent_id(struct store *st, const char *name, int64_t *id, struct pg_err *err)
+{
+	*id = 0;
+	if (store_query_id(st, "look up agent", "SELECT id FROM agents WHERE name = ?1",
+			   STORE_ARGS(STORE_TEXT(name)), id, err) < 0)
+		return -1;
+	return *id > 0;
+}
+
 int sched_run_finish_tx(struct store *st, int64_t run_id, int64_t now, bool *finished,
 			struct pg_err *err)
 {

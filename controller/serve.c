@@ -139,9 +139,12 @@ static int serve_baselines(const struct ctl_config *cfg, struct store *st,
 	if (ctl_baseline_pass(cfg, st, ps, api ? api_server_public_url(api) : NULL, &stats,
 			      err) < 0)
 		return -1;
-	if (stats.baselines_planned || stats.errors)
-		pg_log_info("serve", "baselines: %d runs, %d jobs, %d errors",
-			    (int)stats.baselines_planned, (int)stats.jobs_created, (int)stats.errors);
+	if (stats.baselines_planned || stats.errors || stats.changes_located ||
+	    stats.changes_dismissed)
+		pg_log_info("serve", "baselines: %d runs, %d jobs, %d bisecting; change points "
+			    "%d located, %d dismissed; %d errors", (int)stats.baselines_planned,
+			    (int)stats.jobs_created, (int)stats.bisect_runs, (int)stats.changes_located,
+			    (int)stats.changes_dismissed, (int)stats.errors);
 	if (stats.jobs_created && api)
 		api_jobs_queued(api);
 	return 0;

@@ -202,5 +202,5 @@ head2=$(git -C "$TMP/dpdk" rev-parse main)
 headed() { [ "$(q "SELECT count(*) FROM runs WHERE reason = 'baseline' AND trigger = 'head'
 	AND base_commit = '$head2'")" = 1 ]; }
 wait_until "serve's baseline of the new head" headed
-grep -q 'serve: baselines: 1 runs, 2 jobs' "$TMP/ctl.log" || fail "serve did not log its baselines"
+grep -q 'serve: baselines: 1 runs, 2 jobs, 0 bisecting' "$TMP/ctl.log" || fail "serve did not log its baselines"
 stop_ctl

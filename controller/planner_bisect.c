@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* Bisection of change points on a main branch (planner.h, "Bisection";
+ * DESIGN.md section 2.9). */
+#include "planner_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "changes.h"
+#include "fmt.h"
+#include "log.h"
+#include "stats.h"
+#include "verdict_pass.h"
+
+/* Commits of a range held at once: a main branch moves by hundreds a
+ * month, a nightly baseline's range is far smaller. */
+#define BISECT_RANGE_MAX 4096
+/* Commits on each side whose medians make a level. */
+#define BISECT_LEVEL_POINTS 10
+
+/* The median of the values of commit i of s. */
+static int commit_median(const struct changes_series *s, size_t i, double *m, struct pg_err *err)
+{
+	return stats_median(s->c[i].v, s->c[i].n, m, err);
+}
+
+/* The two levels around the range: medians of the commits up to `before`
+ * (at most BISECT_LEVEL_POINTS) and from `after` on.  *p: the step's
+ * two-sided Mann-Whitney p between them. */
+static int levels(const struct changes_series *s, size_t ib, size_t ia, double *lb, double *la,
+		  double *p, struct pg_err *err)
+{
+	double xb[BISECT_LEVEL_POINTS], xa[BISECT_LEVEL_POINTS];
+	size_t nb = 0, na = 0;
+	struct stats_mw mw;
+
+	for (size_t i = ib + 1; i-- > 0 && nb < BISECT_LEVEL_POINTS;)
+		if (commit_median(s, i, &xb[nb++], err) < 0)
+			return -1;
+	for (size_t i = ia; i < s->n && na < BISECT_LEVEL_POINTS; i++)
+		if (commit_median(s, i, &xa[na++], err) < 0)
+			return -1;
+	if (stats_median(xb, nb, lb, err) < 0 || stats_median(xa, na, la, err) < 0 ||
+	    stats_mann_whitney(xa, na, xb, nb, &mw, err) < 0)
+		return -1;
+	*p = mw.p;
+	return 0;
+}
+
+/* Tell a change point located: once (alerted_at), in the log. */
+static int tell(struct planner *pl, const struct change_point *c, const char *commit,
+		int64_t now, struct pg_err *err)
+{
+	bool first;
+
+	if (changes_alerted_tx(pl->st, c->id, now, &first, err) < 0)
+		return -1;
+	if (first)
+		pg_log_warn(COMP, "change point %lld located: %s %s at %.12s: %s %s %+.1f%% on %s %s "
+			    "(%lld bisection baseline%s)", (long long)c->id, c->tree, c->branch, commit,
+			    c->benchmark, c->metric, c->effect, c->host, c->build_mode,
+			    (long long)c->bisect_runs, c->bisect_runs == 1 ? "" : "s");
+	return 0;
+}
+
+/* An end of bisection in its own transaction: located at commit (why
+ * says how), or dismissed (commit NULL). */
+static int finish(struct planner *pl, const struct change_point *c, const char *commit,
+		  const char *why, int64_t now, struct pg_err *err)
+{
+	if (store_begin(pl->st, err) < 0)
+		return -1;
+	if ((commit ? changes_locate_tx(pl->st, c->id, commit, why, now, err) < 0 ||
+		      tell(pl, c, commit, now, err) < 0
+		    : changes_dismiss_tx(pl->st, c->id, why, now, err) < 0) ||
+	    store_commit(pl->st, err) < 0) {
+		store_rollback(pl->st);
+		return -1;
+	}
+	if (commit)
+		pl->stats.changes_located++;
+	else {
+		pl->stats.changes_dismissed++;
+		pg_log_info(COMP, "change point %lld dismissed: %s", (long long)c->id, why);
+	}
+	return 0;
+}
+
+static int narrow(struct planner *pl, const struct change_point *c, const char *before,
+		  const char *after, int64_t now, struct pg_err *err)
+{
+	if (store_begin(pl->st, err) < 0)
+		return -1;
+	if (changes_narrow_tx(pl->st, c->id, before, after, now, err) < 0 ||
+	    store_commit(pl->st, err) < 0) {
+		store_rollback(pl->st);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the change point's bisection baseline still waits. */
+static int run_waiting(struct store *st, int64_t run_id, bool *waiting, struct pg_err *err)
+{
+	int64_t n = 0;
+
+	*waiting = false;
+	if (!run_id)
+		return 0;
+	if (store_query_int(st, "read bisection run",
+			    "SELECT count(*) FROM runs WHERE id = ?1 AND state IN ('planned', 'running')",
+			    STORE_ARGS(STORE_INT(run_id)), &n, err) < 0)
+		return -1;
+	*waiting = n > 0;
+	return 0;
+}
+
+/* One step of one change point (see planner.h). */
+static int bisect_one(struct planner *pl, struct pass *p, const struct change_point *c,
+		      char (*range)[TREES_OID_HEX + 1], struct pg_err *err)
+{
+	const struct profile_tree *t = profile_find_tree(pl->ps, c->tree);
+	const struct changes_key key = changes_key_of(c);
+	struct changes_series s = { NULL, 0, 0 };
+	struct pg_err rerr = PG_ERR_INIT;
+	char mirror[TREES_PATH_MAX], why[CHANGES_TEXT_MAX];
+	char before[TREES_OID_HEX + 1], after[TREES_OID_HEX + 1];
+	double lb, la, pstep;
+	size_t n = 0, first = 0;
+	long ib, ia;
+	bool waiting, moved = false;
+	int64_t run = 0;
+	int rc = -1;
+
+	if (run_waiting(pl->st, c->bisect_run_id, &waiting, err) < 0)
+		return -1;
+	if (waiting)
+		return 0;
+	if (!t)
+		return finish(pl, c, NULL, "its tree is no longer in the profiles", p->now, err);
+	if (planner_ensure_tree(p, t, err) < 0 ||
+	    trees_mirror_path(pl->mirror_root, t->name, mirror, sizeof(mirror), err) < 0)
+		return -1;
+	if (pg_fmt(before, sizeof(before), "%s", c->before) < 0 ||
+	    pg_fmt(after, sizeof(after), "%s", c->after) < 0)
+		return finish(pl, c, NULL, "its commits are not commit ids", p->now, err);
+	if (trees_first_parent_range(mirror, c->branch, before, after, range, BISECT_RANGE_MAX, &n,
+				     &rerr) < 0) {
+		if (rerr.code != PG_ENOTFOUND && rerr.code != PG_ETOOBIG && rerr.code != PG_EINVAL) {
+			*err = rerr;
+			return -1;
+		}
+		pg_fmt_cut(why, sizeof(why), "no range to bisect: %s", rerr.msg);
+		return finish(pl, c, NULL, why, p->now, err);
+	}
+	if (n == 1)
+		return finish(pl, c, after, "adjacent commits", p->now, err);
+
+	/* The levels either side, from the history in git order. */
+	if (changes_series_read(pl->st, &key, &s, err) < 0)
+		goto out;
+	changes_series_git_order(pl->mirror_root, c->tree, c->branch, &s);
+	ib = changes_series_find(&s, before);
+	ia = changes_series_find(&s, after);
+	if (ib < 0 || ia < 0 || ib >= ia) {
+		rc = finish(pl, c, NULL, "the history no longer holds both ends of its range", p->now,
+			    err);
+		goto out;
+	}
+	if (levels(&s, (size_t)ib, (size_t)ia, &lb, &la, &pstep, err) < 0)
+		goto out;
+	if (!(lb > 0 && la > 0) || !(pstep < VERDICT_CP_ALPHA)) {
+		pg_fmt_cut(why, sizeof(why), "the step does not stand: %.4g before, %.4g after "
+			   "(p=%.2g)", lb, la, pstep);
+		rc = finish(pl, c, NULL, why, p->now, err);
+		goto out;
+	}
+	/* Measured commits inside the range, oldest first: each goes to the
+	 * level it is nearer to (log scale); the range ends at the first one
+	 * at the new level. */
+	for (size_t i = 0; i + 1 < n; i++) {
+		long k = changes_series_find(&s, range[i]);
+		double m;
+
+		if (k < 0)
+			continue;
+		if (commit_median(&s, (size_t)k, &m, err) < 0)
+			goto out;
+		if (!(m > 0))
+			continue;
+		moved = true;
+		if (fabs(log(m / la)) < fabs(log(m / lb))) {
+			memcpy(after, range[i], sizeof(after));
+			n = i + 1;
+			break;
+		}
+		memcpy(before, range[i], sizeof(before));
+		first = i + 1;
+	}
+	if (moved && narrow(pl, c, before, after, p->now, err) < 0)
+		goto out;
+	if (n - first == 1) {
+		rc = finish(pl, c, after, "bisected", p->now, err);
+		goto out;
+	}
+	if (c->bisect_runs >= PLANNER_BISECT_MAX_RUNS) {
+		pg_fmt_cut(why, sizeof(why), "gave up after %lld baselines: %zu commits left between "
+			   "%.12s and %.12s", (long long)c->bisect_runs, n - first, before, after);
+		rc = finish(pl, c, NULL, why, p->now, err);
+		goto out;
+	}
+	/* The middle of the commits strictly inside: range[first .. n-2]. */
+	{
+		struct planner_baseline_req rq = {
+			.tree = c->tree, .branch = c->branch,
+			.commit = range[first + (n - 1 - first - 1) / 2],
+			.context = *c->context ? c->context : NULL, .trigger = "bisect",
+			.build_mode = c->build_mode, .pin_agent = c->host,
+		};
+		struct planner_stats keep = pl->stats;
+		struct pg_err berr = PG_ERR_INIT;
+
+		if (planner_baseline(pl, &rq, &run, &berr) < 0) {
+			pl->stats = keep;
+			if (berr.code != PG_ENOTFOUND && berr.code != PG_EINVAL) {
+				*err = berr;
+				goto out;
+			}
+			pg_fmt_cut(why, sizeof(why), "cannot measure inside its range: %s", berr.msg);
+			rc = finish(pl, c, NULL, why, p->now, err);
+			goto out;
+		}
+		keep.runs_created += pl->stats.runs_created;
+		keep.jobs_created += pl->stats.jobs_created;
+		keep.baselines_planned += pl->stats.baselines_planned;
+		pl->stats = keep;
+		if (store_begin(pl->st, err) < 0)
+			goto out;
+		if (changes_bisect_run_tx(pl->st, c->id, run, p->now, err) < 0 ||
+		    store_commit(pl->st, err) < 0) {
+			store_rollback(pl->st);
+			goto out;
+		}
+		pl->stats.bisect_runs++;
+		pg_log_info(COMP, "change point %lld: %zu commits between %.12s and %.12s: baseline "
+			    "run %lld at %.12s on %s", (long long)c->id, n - first, before, after,
+			    (long long)run, rq.commit, c->host);
+	}
+	rc = 0;
+out:
+	changes_series_release(&s);
+	return rc;
+}
+
+int planner_bisect_pass(struct planner *pl, struct pg_err *err)
+{
+	char (*range)[TREES_OID_HEX + 1] = NULL;
+	struct change_point *cps = NULL;
+	struct pass p;
+	size_t n = 0;
+	int rc = -1;
+
+	if (planner_pass_init(&p, pl, err) < 0)
+		goto out;
+	range = calloc(BISECT_RANGE_MAX, sizeof(*range));
+	if (!range) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (changes_list(pl->st, "suspected", 1000, &cps, &n, err) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		struct pg_err e = PG_ERR_INIT;
+
+		if (bisect_one(pl, &p, &cps[i], range, &e) == 0)
+			continue;
+		if (e.code == PG_EDB) {
+			*err = e;
+			goto out;
+		}
+		pg_log_warn(COMP, "change point %lld: %s", (long long)cps[i].id, e.msg);
+		pl->stats.errors++;
+	}
+	rc = 0;
+out:
+	if (rc)
+		pg_err_prefix(err, "bisection pass");
+	free(cps);
+	free(range);
+	planner_pass_release(&p);
+	return rc;
+}
