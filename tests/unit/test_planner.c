@@ -982,7 +982,9 @@ static void test_stats_print(void **state)
 static int64_t baseline(struct fx *f, const char *tree, const char *branch, const char *commit,
 			const char *ctx, const char *trigger, struct pg_err *err)
 {
-	struct planner_baseline_req rq = { tree, branch, commit, ctx, trigger };
+	struct planner_baseline_req rq = {
+		.tree = tree, .branch = branch, .commit = commit, .context = ctx, .trigger = trigger,
+	};
 	int64_t run = -1;
 
 	if (planner_baseline(&f->pl, &rq, &run, err) < 0)
