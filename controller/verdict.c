@@ -562,6 +562,12 @@ static void summarize(const struct verdict_job_in *in, struct verdict_job *j)
 		if (w && !w->ci_valid)
 			put(s, len, "inconclusive %s: %s, no %d%% interval from %d runs on %s", key,
 			    e, level, in->repetitions, mode);
+		else if (w && w->mde_pct <= pm->threshold_pct)
+			/* The host resolves the threshold: the change sits at it. */
+			put(s, len, "inconclusive %s: %s, %d%% CI %s: %s, not shown beyond %g%% with "
+			    "%d runs (MDE %s) on %s", key, e, level, ci,
+			    w->hl_hi_pct < 0 ? "slower" : "maybe slower", pm->threshold_pct,
+			    in->repetitions, mde, mode);
 		else
 			put(s, len, "inconclusive %s: %s, %d%% CI %s: this host cannot resolve "
 			    "%g%% with %d runs (MDE %s) on %s", key, e, level, ci, pm->threshold_pct,

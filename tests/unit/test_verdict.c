@@ -266,6 +266,22 @@ static void test_inconclusive_then_more_runs(void **state)
 			    ": -6.5%, 95% CI -7.8%..+4.4%: this host cannot resolve 5% with 9 "
 			    "runs (MDE 8.7%) on release");
 	job_free(&j);
+	/* at the cap on a host that resolves 5 %: a change at the threshold
+	 * is said to be that, not a host that cannot resolve it */
+	{
+		static const double b9[9] = { 100, 100, 100, 100, 100, 100, 100, 100, 100 };
+		static const double p9[9] = { 94.0, 94.5, 95.0, 95.3, 95.5, 95.7, 96.0, 96.5, 97.0 };
+		struct verdict_key kt = eval(MP_KEY, b9, 9, p9, 9, true, true);
+
+		assert_int_equal(kt.cls, VERDICT_INCONCLUSIVE);
+		if (!(kt.mde_pct < 5 && kt.hl_hi_pct < 0 && kt.hl_lo_pct <= -5))
+			fail_msg("mde %g ci %g..%g", kt.mde_pct, kt.hl_lo_pct, kt.hl_hi_pct);
+		j = job_of("release", "ok", 9, 9, &kt, 1);
+		c = context_of(&j, 1);
+		if (!strstr(c.description, ": slower, not shown beyond 5% with 9 runs (MDE "))
+			fail_msg("%s", c.description);
+		job_free(&j);
+	}
 	/* below the cap the follow-up is sized from the spread: 13 runs
 	 * are expected to decide, so 4 more */
 	assert_int_equal(k.pairs_needed, 13);
