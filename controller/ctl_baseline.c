@@ -40,20 +40,6 @@ static int usage(void)
 	return 2;
 }
 
-/* The store and profiles every subcommand needs. */
-static int open_all(const struct ctl_config *cfg, struct profile_set *ps, bool *loaded,
-		    struct store **st, struct pg_err *err)
-{
-	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
-				    cfg->n_profiles, ps, err) < 0)
-		return -1;
-	*loaded = true;
-	if (pg_mkdir_p(cfg->data_dir, 0750, err) < 0 || pg_mkdir_parent(cfg->db, 0750, err) < 0 ||
-	    store_open(st, cfg->db, err) < 0)
-		return -1;
-	return 0;
-}
-
 static int cmd_run(const struct ctl_config *cfg, struct store *st, const struct profile_set *ps,
 		   int argc, char **argv, struct pg_err *err)
 {
@@ -77,16 +63,8 @@ static int cmd_run(const struct ctl_config *cfg, struct store *st, const struct 
 		else
 			return usage();
 	}
-	root = pg_config_resolve(cfg->data_dir, "trees");
-	if (!root) {
-		pg_err_set(err, PG_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (pg_mkdir_p(root, 0750, err) < 0)
-		goto out;
-	planner_init(&pl, st, ps, root, cfg->api.public_url ? cfg->api.public_url :
-		     "http://127.0.0.1:8080");
-	if (planner_baseline(&pl, &rq, &run, err) < 0)
+	if (ctl_planner_init(cfg, st, ps, NULL, &pl, &root, err) < 0 ||
+	    planner_baseline(&pl, &rq, &run, err) < 0)
 		goto out;
 	if (run)
 		printf("baseline run %lld: %s %s, %lu job%s queued\n", (long long)run, rq.tree,
@@ -251,7 +229,7 @@ int ctl_cmd_baseline(const struct ctl_config *cfg, int argc, char **argv)
 		return usage();
 	if (!strcmp(argv[1], "due") && argc != 2)
 		return usage();
-	if (open_all(cfg, &ps, &loaded, &st, &err) < 0)
+	if (ctl_open_store_profiles(cfg, &ps, &loaded, &st, &err) < 0)
 		goto out;
 	if (strcmp(argv[1], "run") == 0)
 		rc = cmd_run(cfg, st, &ps, argc - 1, argv + 1, &err);

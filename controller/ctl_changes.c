@@ -174,16 +174,11 @@ static int cmd_bisect(const struct ctl_config *cfg, struct store *st,
 		      const struct profile_set *ps, struct pg_err *err)
 {
 	struct planner pl;
-	char *root = pg_config_resolve(cfg->data_dir, "trees");
+	char *root = NULL;
 	int rc = -1;
 
-	if (!root)
-		return pg_err_set(err, PG_ENOMEM, "out of memory");
-	if (pg_mkdir_p(root, 0750, err) < 0)
-		goto out;
-	planner_init(&pl, st, ps, root, cfg->api.public_url ? cfg->api.public_url :
-		     "http://127.0.0.1:8080");
-	if (planner_bisect_pass(&pl, err) < 0)
+	if (ctl_planner_init(cfg, st, ps, NULL, &pl, &root, err) < 0 ||
+	    planner_bisect_pass(&pl, err) < 0)
 		goto out;
 	printf("bisect_runs=%lu located=%lu dismissed=%lu errors=%lu\n", pl.stats.bisect_runs,
 	       pl.stats.changes_located, pl.stats.changes_dismissed, pl.stats.errors);
@@ -205,12 +200,7 @@ int ctl_cmd_changes(const struct ctl_config *cfg, int argc, char **argv)
 			 strcmp(argv[1], "bisect")) ||
 	    (!strcmp(argv[1], "bisect") && argc != 2))
 		return usage();
-	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
-				    cfg->n_profiles, &ps, &err) < 0)
-		goto out;
-	loaded = true;
-	if (pg_mkdir_p(cfg->data_dir, 0750, &err) < 0 || pg_mkdir_parent(cfg->db, 0750, &err) < 0 ||
-	    store_open(&st, cfg->db, &err) < 0)
+	if (ctl_open_store_profiles(cfg, &ps, &loaded, &st, &err) < 0)
 		goto out;
 	if (!strcmp(argv[1], "list"))
 		rc = cmd_list(st, argc - 1, argv + 1, &err);

@@ -16,25 +16,50 @@
  * (the API's default listening address). */
 #define CTL_PLAN_DEFAULT_URL "http://127.0.0.1:8080"
 
+int ctl_planner_init(const struct ctl_config *cfg, struct store *st,
+		     const struct profile_set *ps, const char *public_url, struct planner *pl,
+		     char **root, struct pg_err *err)
+{
+	*root = pg_config_resolve(cfg->data_dir, "trees");
+	if (!*root)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	if (pg_mkdir_p(*root, 0750, err) < 0) {
+		free(*root);
+		*root = NULL;
+		return -1;
+	}
+	/* A command has no server to ask: the configured public URL (job
+	 * links and the checks' target URLs) still applies. */
+	if (!public_url)
+		public_url = cfg->api.public_url;
+	planner_init(pl, st, ps, *root, public_url ? public_url : CTL_PLAN_DEFAULT_URL);
+	return 0;
+}
+
+int ctl_open_store_profiles(const struct ctl_config *cfg, struct profile_set *ps, bool *loaded,
+			    struct store **st, struct pg_err *err)
+{
+	if (pg_config_load_profiles(cfg->profiles_dir, (const char *const *)cfg->profiles,
+				    cfg->n_profiles, ps, err) < 0)
+		return -1;
+	*loaded = true;
+	if (pg_mkdir_p(cfg->data_dir, 0750, err) < 0 || pg_mkdir_parent(cfg->db, 0750, err) < 0 ||
+	    store_open(st, cfg->db, err) < 0)
+		return -1;
+	return 0;
+}
+
 int ctl_plan_pass(const struct ctl_config *cfg, struct store *st, const struct profile_set *ps,
 		  const char *public_url, struct planner_stats *stats, struct pg_err *err)
 {
 	struct planner pl;
-	char *root = pg_config_resolve(cfg->data_dir, "trees");
-	int rc = -1;
+	char *root;
+	int rc;
 
-	if (!root)
-		return pg_err_set(err, PG_ENOMEM, "out of memory");
-	if (pg_mkdir_p(root, 0750, err) < 0)
-		goto out;
-	/* The `plan` command has no server to ask: the configured public URL
-	 * (job links and the checks' target URLs) still applies. */
-	if (!public_url)
-		public_url = cfg->api.public_url;
-	planner_init(&pl, st, ps, root, public_url ? public_url : CTL_PLAN_DEFAULT_URL);
+	if (ctl_planner_init(cfg, st, ps, public_url, &pl, &root, err) < 0)
+		return -1;
 	rc = planner_run(&pl, err);
 	*stats = pl.stats;
-out:
 	free(root);
 	return rc;
 }
@@ -44,21 +69,15 @@ int ctl_baseline_pass(const struct ctl_config *cfg, struct store *st,
 		      struct planner_stats *stats, struct pg_err *err)
 {
 	struct planner pl;
-	char *root = pg_config_resolve(cfg->data_dir, "trees");
-	int rc = -1;
+	char *root;
+	int rc;
 
-	if (!root)
-		return pg_err_set(err, PG_ENOMEM, "out of memory");
-	if (pg_mkdir_p(root, 0750, err) < 0)
-		goto out;
-	if (!public_url)
-		public_url = cfg->api.public_url;
-	planner_init(&pl, st, ps, root, public_url ? public_url : CTL_PLAN_DEFAULT_URL);
+	if (ctl_planner_init(cfg, st, ps, public_url, &pl, &root, err) < 0)
+		return -1;
 	rc = planner_baselines_due(&pl, cfg->baseline.interval_s, err);
 	if (rc == 0)
 		rc = planner_bisect_pass(&pl, err);
 	*stats = pl.stats;
-out:
 	free(root);
 	return rc;
 }

@@ -8,11 +8,27 @@
  * DATA_DIR/trees; job specs name the controller by `public_url`.
  */
 
+#include <stdbool.h>
+
 #include "ctl_config.h"
 #include "err.h"
 #include "planner.h"
 #include "profile.h"
 #include "store.h"
+
+/* The profiles (*loaded once they are: profile_set_free() them) and the
+ * store (made when missing) that the planning commands open.  Returns 0
+ * or -1. */
+int ctl_open_store_profiles(const struct ctl_config *cfg, struct profile_set *ps, bool *loaded,
+			    struct store **st, struct pg_err *err);
+
+/* A planner on the store and profiles with the tree mirrors in
+ * DATA_DIR/trees (made when missing) and public_url (NULL: api.public_url,
+ * else http://127.0.0.1:8080); *root (free() it) is the mirrors' path the
+ * planner borrows.  Returns 0 or -1. */
+int ctl_planner_init(const struct ctl_config *cfg, struct store *st,
+		     const struct profile_set *ps, const char *public_url, struct planner *pl,
+		     char **root, struct pg_err *err);
 
 /* Run one planner pass; *stats gets its counts.  public_url: how agents
  * and people reach the controller (job links, check target URLs); NULL
