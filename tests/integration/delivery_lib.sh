@@ -21,6 +21,8 @@
 #                        appended to $TMP/ctl.log); stop_ctl sends SIGTERM
 #                        and fails unless it exits 0
 #   run_of MSGID         the run of the series that holds message MSGID
+#   lease TOKEN OUT      a fake agent's lease at the controller $URL: a job
+#                        (200), its body in OUT
 # The fake, the SMTP server and the controller are killed on exit.
 
 PY=python3
@@ -98,4 +100,11 @@ stop_ctl() {
 run_of() {
 	q "SELECT r.id FROM runs r JOIN patches p ON p.series_id = r.series_id
 	   JOIN messages m ON m.id = p.message_id WHERE m.msgid = '$1'"
+}
+
+lease() {
+	code=$(curl -sS -o "$2" -w '%{http_code}' -H "Authorization: Bearer $1" \
+		-H 'Content-Type: application/json' --data-binary '{"wait_s": 5}' \
+		"$URL/api/v1/lease") || fail "lease: curl failed"
+	[ "$code" = 200 ] || { cat "$2"; fail "lease: HTTP $code"; }
 }

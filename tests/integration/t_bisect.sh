@@ -45,12 +45,6 @@ start_ctl "$TMP/c.json"
 wait_until "the API" grep -q 'api: listening on http://' "$TMP/ctl.log"
 URL=$(sed -n 's/.*api: listening on \(http:[^ ]*\).*/\1/p' "$TMP/ctl.log" | tail -n 1)
 
-lease() {
-	code=$(curl -sS -o "$2" -w '%{http_code}' -H "Authorization: Bearer $1" \
-		-H 'Content-Type: application/json' --data-binary '{"wait_s": 5}' \
-		"$URL/api/v1/lease") || fail "lease: curl failed"
-	[ "$code" = 200 ] || { cat "$2"; fail "lease: HTTP $code"; }
-}
 # index_of OID: i of c[i].
 index_of() {
 	i=0

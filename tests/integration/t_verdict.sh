@@ -60,13 +60,6 @@ URL=$(sed -n 's/.*api: listening on \(http:[^ ]*\).*/\1/p' "$TMP/ctl.log" | tail
 
 # ---- fake agents ------------------------------------------------------------------
 
-# lease TOKEN OUT: a job for this agent (200), its body in OUT.
-lease() {
-	code=$(curl -sS -o "$2" -w '%{http_code}' -H "Authorization: Bearer $1" \
-		-H 'Content-Type: application/json' --data-binary '{"wait_s": 5}' \
-		"$URL/api/v1/lease") || fail "lease: curl failed"
-	[ "$code" = 200 ] || { cat "$2"; fail "lease: HTTP $code"; }
-}
 # samples BENCH METRIC REP0 "BASE VALUES" "PATCHED VALUES": JSON samples.
 samples() {
 	jq -cn --arg b "$1" --arg m "$2" --argjson r0 "$3" --arg base "$4" --arg pat "$5" '
