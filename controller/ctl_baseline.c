@@ -82,11 +82,14 @@ static int cmd_due(const struct ctl_config *cfg, struct store *st, const struct 
 		   struct pg_err *err)
 {
 	struct planner_stats stats;
+	unsigned int alerts;
 
-	if (ctl_baseline_pass(cfg, st, ps, NULL, &stats, err) < 0)
+	if (ctl_baseline_pass(cfg, st, ps, NULL, &stats, &alerts, err) < 0)
 		return -1;
-	printf("baselines=%lu jobs=%lu trees_synced=%lu errors=%lu\n", stats.baselines_planned,
-	       stats.jobs_created, stats.trees_synced, stats.errors);
+	printf("baselines=%lu jobs=%lu trees_synced=%lu bisect_runs=%lu located=%lu dismissed=%lu "
+	       "alerts=%u errors=%lu\n", stats.baselines_planned, stats.jobs_created,
+	       stats.trees_synced, stats.bisect_runs, stats.changes_located,
+	       stats.changes_dismissed, alerts, stats.errors);
 	return stats.errors ? 1 : 0;
 }
 

@@ -175,13 +175,15 @@ static int cmd_bisect(const struct ctl_config *cfg, struct store *st,
 {
 	struct planner pl;
 	char *root = NULL;
+	unsigned int alerts = 0;
 	int rc = -1;
 
 	if (ctl_planner_init(cfg, st, ps, NULL, &pl, &root, err) < 0 ||
-	    planner_bisect_pass(&pl, err) < 0)
+	    planner_bisect_pass(&pl, err) < 0 || ctl_alerts_pass(cfg, st, NULL, &alerts, err) < 0)
 		goto out;
-	printf("bisect_runs=%lu located=%lu dismissed=%lu errors=%lu\n", pl.stats.bisect_runs,
-	       pl.stats.changes_located, pl.stats.changes_dismissed, pl.stats.errors);
+	printf("bisect_runs=%lu located=%lu dismissed=%lu alerts=%u errors=%lu\n",
+	       pl.stats.bisect_runs, pl.stats.changes_located, pl.stats.changes_dismissed, alerts,
+	       pl.stats.errors);
 	rc = pl.stats.errors ? 1 : 0;
 out:
 	free(root);

@@ -19,7 +19,7 @@ static const char *const ctl_config_fields[] = {
 	"intake", "api", "mail", "checks", "baseline", NULL
 };
 static const char *const ctl_baseline_fields[] = {
-	"enabled", "interval_s", "poll_s", NULL
+	"enabled", "interval_s", "poll_s", "alert_to", "drain_on_drift", NULL
 };
 static const char *const ctl_source_fields[] = {
 	"name", "type", "url", "project", "token_file", NULL
@@ -523,10 +523,18 @@ static int ctl_config_baseline(struct ctl_config *c, const cJSON *root, struct p
 	if (pg_json_check_keys(o, ctl_baseline_fields, err) < 0 ||
 	    pg_json_get_bool(o, "enabled", 0, &b->enabled, err) < 0 ||
 	    pg_json_get_int(o, "interval_s", 0, 600, 90 * 86400, &b->interval_s, err) < 0 ||
-	    pg_json_get_int(o, "poll_s", 0, 10, 86400, &b->poll_s, err) < 0) {
+	    pg_json_get_int(o, "poll_s", 0, 10, 86400, &b->poll_s, err) < 0 ||
+	    pg_json_get_bool(o, "drain_on_drift", 0, &b->drain_on_drift, err) < 0 ||
+	    pg_config_string(o, "alert_to", 0, NULL, &b->alert_to, err) < 0 ||
+	    (b->alert_to &&
+	     ctl_mail_mailbox("alert_to", b->alert_to, &b->alert_to_name, &b->alert_to_addr,
+			      err) < 0)) {
 		pg_err_prefix(err, "field 'baseline'");
 		return -1;
 	}
+	if (b->alert_to && !c->mail.enabled)
+		return pg_err_set(err, PG_EINVAL, "field 'baseline': alert_to '%s' needs the "
+				  "'mail' section enabled (its server and From)", b->alert_to);
 	return 0;
 }
 
@@ -576,6 +584,9 @@ void ctl_config_free(struct ctl_config *c)
 	ctl_api_free(&c->api);
 	ctl_mail_free(&c->mail);
 	ctl_checks_free(&c->checks);
+	free(c->baseline.alert_to);
+	free(c->baseline.alert_to_name);
+	free(c->baseline.alert_to_addr);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -812,7 +823,10 @@ cJSON *ctl_config_to_json(const struct ctl_config *c)
 	bl = cJSON_AddObjectToObject(o, "baseline");
 	if (!bl || !cJSON_AddBoolToObject(bl, "enabled", c->baseline.enabled) ||
 	    !cJSON_AddNumberToObject(bl, "interval_s", (double)c->baseline.interval_s) ||
-	    !cJSON_AddNumberToObject(bl, "poll_s", (double)c->baseline.poll_s))
+	    !cJSON_AddNumberToObject(bl, "poll_s", (double)c->baseline.poll_s) ||
+	    !cJSON_AddBoolToObject(bl, "drain_on_drift", c->baseline.drain_on_drift) ||
+	    !(c->baseline.alert_to ? cJSON_AddStringToObject(bl, "alert_to", c->baseline.alert_to)
+				   : cJSON_AddNullToObject(bl, "alert_to")))
 		goto fail;
 	return o;
 fail:

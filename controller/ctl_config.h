@@ -188,12 +188,23 @@ struct ctl_checks {
  * "interval_s": 86400, "poll_s": 900}: when enabled, serve looks every
  * poll_s for branch heads that moved and baselines older than interval_s
  * (nightly by default).  Off by default: a baseline costs a host a job's
- * time per context and branch.
+ * time per context and branch.  Optional: "alert_to" (an address) and
+ * "drain_on_drift" (false), below.
  */
 struct ctl_baseline {
 	bool enabled;
 	int64_t interval_s;
 	int64_t poll_s;
+	/* "alert_to": who gets a mail for each main-branch regression located
+	 * at one commit (outbox_queue_alert_tx()); NULL: no alert mail (the
+	 * dashboard, the API and /metrics still show it).  Needs the mail
+	 * section enabled. */
+	char *alert_to;			/* as written */
+	char *alert_to_name;
+	char *alert_to_addr;
+	/* "drain_on_drift": a host whose baselines drift (controller/drift.h)
+	 * leases nothing until an operator clears it; false: flagged only. */
+	bool drain_on_drift;
 };
 
 #define CTL_BASELINE_INTERVAL_S (24 * 60 * 60)

@@ -2,6 +2,8 @@
 /* Planner passes and the `plan` command. */
 #include "ctl_plan.h"
 
+#include "alerts.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "ctl_out.h"
 #include "fsutil.h"
 #include "log.h"
+#include "timeutil.h"
 
 /* Where agents reach the controller when the configuration says nothing
  * (the API's default listening address). */
@@ -64,19 +67,37 @@ int ctl_plan_pass(const struct ctl_config *cfg, struct store *st, const struct p
 	return rc;
 }
 
+int ctl_alerts_pass(const struct ctl_config *cfg, struct store *st, const char *public_url,
+		    unsigned int *alerts, struct pg_err *err)
+{
+	char *root = pg_config_resolve(cfg->data_dir, "trees");
+	int rc;
+
+	*alerts = 0;
+	if (!root)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	rc = alerts_pass(cfg, st, root, public_url ? public_url : cfg->api.public_url,
+			 pg_time_wall_ms(), alerts, err);
+	free(root);
+	return rc;
+}
+
 int ctl_baseline_pass(const struct ctl_config *cfg, struct store *st,
 		      const struct profile_set *ps, const char *public_url,
-		      struct planner_stats *stats, struct pg_err *err)
+		      struct planner_stats *stats, unsigned int *alerts, struct pg_err *err)
 {
 	struct planner pl;
 	char *root;
 	int rc;
 
+	*alerts = 0;
 	if (ctl_planner_init(cfg, st, ps, public_url, &pl, &root, err) < 0)
 		return -1;
 	rc = planner_baselines_due(&pl, cfg->baseline.interval_s, err);
 	if (rc == 0)
 		rc = planner_bisect_pass(&pl, err);
+	if (rc == 0)
+		rc = ctl_alerts_pass(cfg, st, public_url, alerts, err);
 	*stats = pl.stats;
 	free(root);
 	return rc;

@@ -39,10 +39,13 @@ int ctl_plan_pass(const struct ctl_config *cfg, struct store *st, const struct p
 
 /* The scheduled baselines (planner_baselines_due() at the configuration's
  * baseline.interval_s), then the bisection of change points
- * (planner_bisect_pass()), as ctl_plan_pass() runs a pass. */
+ * (planner_bisect_pass()), then the alert mails of those located
+ * (alerts_pass(); *alerts gets how many were queued), as ctl_plan_pass()
+ * runs a pass. */
 int ctl_baseline_pass(const struct ctl_config *cfg, struct store *st,
 		      const struct profile_set *ps, const char *public_url,
-		      struct planner_stats *stats, struct pg_err *err);
+		      struct planner_stats *stats, unsigned int *alerts,
+		      struct pg_err *err);
 
 /* `plan`: one pass over the store, printing what it planned. */
 int ctl_cmd_plan(const struct ctl_config *cfg, int argc, char **argv);
@@ -55,5 +58,10 @@ int ctl_cmd_changes(const struct ctl_config *cfg, int argc, char **argv);
  * asked for by hand), `baseline due` (the scheduled pass, once) and
  * `baseline list [--json] [--limit N]` (ctl_baseline.c). */
 int ctl_cmd_baseline(const struct ctl_config *cfg, int argc, char **argv);
+
+/* alerts_pass() with the trees under DATA_DIR/trees and the configured
+ * public URL. */
+int ctl_alerts_pass(const struct ctl_config *cfg, struct store *st, const char *public_url,
+		    unsigned int *alerts, struct pg_err *err);
 
 #endif

@@ -190,6 +190,37 @@ int outbox_queue_mail_tx(struct store *st, const struct ctl_mail *mail, int64_t 
 			 const char *table, const char *reproduce, int64_t now_ms,
 			 unsigned int *queued, struct pg_err *err);
 
+/*
+ * An alert mail: a main-branch regression located at one commit
+ * (controller/alerts.h), to the address of the baseline section.  One
+ * per change point (email_outbox.change_point_id is UNIQUE), delivered as
+ * report mails are, no Cc.  Message-ID "perfgate.cpID.alert@DOMAIN" (the
+ * From domain): a resend after a crash is the same mail.
+ */
+struct outbox_alert {
+	int64_t change_point_id;	/* > 0 */
+	const char *to_name;		/* NULL: none */
+	const char *to_addr;		/* required */
+	const char *subject;		/* required: after "[perfgate] " */
+	const char *description;	/* required: one line of printable ASCII */
+	const char *table;		/* the body's texts, or NULL */
+	const char *reproduce;
+};
+
+/*
+ * Queue a's mail in the caller's transaction; nothing (0) when mail is not
+ * enabled or the change point has its mail already.  *queued (may be
+ * NULL) gets 0 or 1.  Returns 0, or -1 with err: PG_EINVAL (a bad
+ * argument or what report_mail_format() refuses), a store error
+ * (PG_ECONFLICT: no such change point).
+ */
+int outbox_queue_alert_tx(struct store *st, const struct ctl_mail *mail,
+			  const struct outbox_alert *a, int64_t now_ms, unsigned int *queued,
+			  struct pg_err *err);
+
+/* Whether change point cp_id has its alert mail queued (in any state). */
+int outbox_alert_queued(struct store *st, int64_t cp_id, bool *queued, struct pg_err *err);
+
 /* ------------------------------------------------------------------ */
 /* Delivery                                                            */
 

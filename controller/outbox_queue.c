@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "report_mail.h"
 #include "sanitize.h"
 #include "text.h"
@@ -450,5 +451,87 @@ out:
 	pg_buf_release(&msg);
 	pg_buf_release(&subject);
 	free(cut_subject);
+	return rc;
+}
+
+int outbox_alert_queued(struct store *st, int64_t cp_id, bool *queued, struct pg_err *err)
+{
+	int64_t n = 0;
+
+	*queued = false;
+	if (store_query_int(st, "read alert mail",
+			    "SELECT count(*) FROM email_outbox WHERE change_point_id = ?1",
+			    STORE_ARGS(STORE_INT(cp_id)), &n, err) < 0)
+		return -1;
+	*queued = n > 0;
+	return 0;
+}
+
+int outbox_queue_alert_tx(struct store *st, const struct ctl_mail *mail,
+			  const struct outbox_alert *a, int64_t now_ms, unsigned int *queued,
+			  struct pg_err *err)
+{
+	static const char label[] = "perfgate-main-alert";
+	struct pg_buf msg = PG_BUF_INIT(REPORT_MAIL_MAX);
+	struct pg_buf subject = PG_BUF_INIT(REPORT_MAIL_SUBJECT_MAX * PG_SAN_GROWTH + 64);
+	char msgid[REPORT_MAIL_MSGID_MAX + 1];
+	const char *domain;
+	struct report_mail r;
+	int rc = -1;
+
+	if (queued)
+		*queued = 0;
+	if (!mail || !mail->enabled)
+		return 0;
+	if (!a || a->change_point_id <= 0 || !a->to_addr || !a->subject) {
+		pg_err_set(err, PG_EINVAL, "queue alert: no change point, address or subject");
+		goto out;
+	}
+	domain = report_mail_addr_domain(mail->from_addr);
+	if (!domain || pg_fmt(msgid, sizeof(msgid), "perfgate.cp%" PRId64 ".alert@%s",
+			      a->change_point_id, domain) < 0 || !report_mail_msgid_ok(msgid)) {
+		pg_err_set(err, PG_EINVAL, "queue alert: no Message-ID from the From address '%s'",
+			   mail->from_addr ? mail->from_addr : "");
+		goto out;
+	}
+	memset(&r, 0, sizeof(r));
+	r.alert = true;
+	r.from.name = mail->from_name;
+	r.from.addr = mail->from_addr;
+	r.to.name = a->to_name;
+	r.to.addr = a->to_addr;
+	r.cc_author = REPORT_CC_AUTHOR_NEVER;
+	r.subject = a->subject;
+	r.label = label;
+	r.status = REPORT_FAILURE;
+	r.description = a->description;
+	r.table = a->table;
+	r.reproduce = a->reproduce;
+	r.msgid = msgid;
+	r.date_ms = now_ms;
+	if (report_mail_format(&r, &msg, err) < 0) {
+		pg_err_prefix(err, "queue alert of change point %" PRId64, a->change_point_id);
+		goto out;
+	}
+	/* The Subject field as formatted, for the outbox's list. */
+	if (pg_buf_printf(&subject, "[perfgate] %s", a->subject) < 0) {
+		pg_err_set(err, PG_ENOMEM, "queue alert: subject too long");
+		goto out;
+	}
+	if (store_run(st, "queue alert mail",
+		      "INSERT INTO email_outbox (change_point_id, context, msgid, to_addrs,"
+		      " subject, body, delivery, next_try, created_at)"
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?7)"
+		      " ON CONFLICT DO NOTHING",
+		      STORE_ARGS(STORE_INT(a->change_point_id), STORE_TEXT(label), STORE_TEXT(msgid),
+				 STORE_TEXT(a->to_addr), STORE_TEXT(pg_buf_str(&subject)),
+				 STORE_TEXT(pg_buf_str(&msg)), STORE_INT(now_ms / 1000)), err) < 0)
+		goto out;
+	if (queued)
+		*queued = (unsigned int)store_changes(st);
+	rc = 0;
+out:
+	pg_buf_release(&msg);
+	pg_buf_release(&subject);
 	return rc;
 }

@@ -410,6 +410,17 @@ out:
 	return rc;
 }
 
+/* An alert's subject: "[perfgate] " and the subject single-spaced. */
+static int alert_subject(const char *subject, struct pg_buf *out, struct pg_err *err)
+{
+	if (!subject || !*subject || strlen(subject) > REPORT_MAIL_SUBJECT_MAX)
+		return pg_err_set(err, PG_EINVAL, "subject: an alert needs one of 1 to %d bytes",
+				  REPORT_MAIL_SUBJECT_MAX);
+	if (pg_buf_adds(out, "[perfgate] ") < 0 || single_spaced(subject, out) < 0)
+		return out_fail(err, "subject");
+	return 0;
+}
+
 int report_mail_subject(const char *subject, enum report_status status, int64_t patch_id,
 			struct pg_buf *out, struct pg_err *err)
 {
@@ -858,10 +869,12 @@ static int emit_qp(struct pg_buf *out, const char *s, size_t n)
 
 static int body_build(const struct report_mail *r, const char *label, struct pg_buf *b)
 {
-	if (pg_buf_printf(b, "Test-Label: %s\nTest-Status: %s\n", label,
-			  report_status_name(r->status)) < 0 ||
-	    (r->patch_url && *r->patch_url && pg_buf_printf(b, "%s\n", r->patch_url) < 0) ||
-	    pg_buf_printf(b, "\n_%s_\n", r->description) < 0)
+	if (r->alert ? pg_buf_printf(b, "_%s_\n", r->description) < 0
+		     : pg_buf_printf(b, "Test-Label: %s\nTest-Status: %s\n", label,
+				     report_status_name(r->status)) < 0 ||
+		       (r->patch_url && *r->patch_url &&
+			pg_buf_printf(b, "%s\n", r->patch_url) < 0) ||
+		       pg_buf_printf(b, "\n_%s_\n", r->description) < 0)
 		return -1;
 	if (r->table && *r->table && (pg_buf_addch(b, '\n') < 0 || body_text(b, r->table) < 0))
 		return -1;
@@ -998,8 +1011,10 @@ int report_mail_format(const struct report_mail *r, struct pg_buf *out, struct p
 		pg_err_set(err, PG_EINVAL, "report mail: no report or no buffer");
 		goto out;
 	}
-	if (check_inputs(r, err) < 0 || make_label(r->label, label, sizeof(label), err) < 0 ||
-	    report_mail_subject(r->subject, r->status, r->patch_id, &subj, err) < 0)
+	if (check_inputs(r, err) < 0 ||
+	    (r->alert ? alert_subject(r->subject, &subj, err)
+		      : make_label(r->label, label, sizeof(label), err) < 0 ||
+			report_mail_subject(r->subject, r->status, r->patch_id, &subj, err)) < 0)
 		goto out;
 	if (format_date(r->date_ms, date, sizeof(date)) < 0) {
 		pg_err_set(err, PG_EINVAL, "date: %" PRId64 " ms is outside years 1900 to 9999",

@@ -134,6 +134,12 @@ struct report_mail {
 	const char *reproduce;			/* the commands that reproduce, or NULL */
 	const char *msgid;			/* required: this mail's Message-ID */
 	int64_t date_ms;			/* Date:, ms since the epoch (shown in UTC) */
+	bool alert;				/* a lab alert, not a patch's report: the
+						 * subject is "[perfgate] " and subject as
+						 * given, the body has no Test-Label,
+						 * Test-Status or patch URL lines (dpdk.org's
+						 * bot must not take it for a check), label
+						 * and patch fields are not used */
 };
 
 /* "SUCCESS", "WARNING", "FAILURE". */

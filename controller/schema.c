@@ -665,6 +665,75 @@ static const char migration_7[] =
 	"\n"
 	"PRAGMA user_version = 7;\n";
 
+/*
+ * Step 8: alerts and host drift (issue 17).  A located main-branch
+ * regression is told by mail to an address of the configuration: such a
+ * mail has no series and no run, so email_outbox is rebuilt with both
+ * NULL for a change point's alert (change_point_id, one mail per change
+ * point) and only then.  host_drift (controller/drift.h): a host whose
+ * baselines of one commit moved beyond its noise, over time ('time') or
+ * against the other hosts of its class ('class'); at most one open row
+ * per (host, build mode, key, kind); state 'drained' keeps the host from
+ * leasing until an operator clears it.
+ */
+static const char migration_8[] =
+	"CREATE TABLE email_outbox_v8 (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\tseries_id INTEGER REFERENCES series(id) ON DELETE CASCADE,\n"
+	"\trun_id INTEGER REFERENCES runs(id) ON DELETE CASCADE,\n"
+	"\tcontext TEXT NOT NULL,\n"
+	"\tmsgid TEXT NOT NULL UNIQUE,\n"
+	"\tin_reply_to TEXT,\n"
+	"\tto_addrs TEXT NOT NULL,\n"
+	"\tcc_addrs TEXT NOT NULL DEFAULT '',\n"
+	"\tsubject TEXT NOT NULL,\n"
+	"\tbody TEXT NOT NULL,\n"
+	"\tdelivery TEXT NOT NULL DEFAULT 'queued'\n"
+	"\t\tCHECK (delivery IN ('queued', 'sent', 'failed', 'cancelled')),\n"
+	"\tattempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),\n"
+	"\tnext_try INTEGER NOT NULL,\n"
+	"\tsent_at INTEGER,\n"
+	"\tresponse TEXT,\n"
+	"\tcreated_at INTEGER NOT NULL,\n"
+	"\tchange_point_id INTEGER UNIQUE REFERENCES change_points(id) ON DELETE CASCADE,\n"
+	"\tCHECK (delivery <> 'sent' OR sent_at IS NOT NULL),\n"
+	"\tCHECK ((change_point_id IS NULL) = (series_id IS NOT NULL AND run_id IS NOT NULL)),\n"
+	"\tUNIQUE (run_id, context)\n"
+	");\n"
+	"INSERT INTO email_outbox_v8 (id, series_id, run_id, context, msgid, in_reply_to, to_addrs,\n"
+	"\t\tcc_addrs, subject, body, delivery, attempts, next_try, sent_at, response, created_at)\n"
+	"\tSELECT id, series_id, run_id, context, msgid, in_reply_to, to_addrs, cc_addrs, subject,\n"
+	"\t\tbody, delivery, attempts, next_try, sent_at, response, created_at FROM email_outbox;\n"
+	"DROP TABLE email_outbox;\n"
+	"ALTER TABLE email_outbox_v8 RENAME TO email_outbox;\n"
+	"CREATE INDEX email_outbox_due ON email_outbox(next_try) WHERE delivery = 'queued';\n"
+	"CREATE INDEX email_outbox_series ON email_outbox(series_id);\n"
+	"\n"
+	"CREATE TABLE host_drift (\n"
+	"\tid INTEGER PRIMARY KEY,\n"
+	"\thost TEXT NOT NULL,\n"
+	"\tbuild_mode TEXT NOT NULL,\n"
+	"\tbenchmark TEXT NOT NULL,\n"
+	"\tmetric TEXT NOT NULL,\n"
+	"\tkind TEXT NOT NULL CHECK (kind IN ('time', 'class')),\n"
+	"\tcommit_oid TEXT NOT NULL,\n"
+	"\tchange_pct REAL NOT NULL,\n"
+	"\tp REAL CHECK (p >= 0 AND p <= 1),\n"
+	"\tnoise_pct REAL,\n"
+	"\twhy TEXT NOT NULL,\n"
+	"\tjob_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL,\n"
+	"\tstate TEXT NOT NULL CHECK (state IN ('flagged', 'drained', 'cleared')),\n"
+	"\tflagged_at INTEGER NOT NULL,\n"
+	"\tcleared_at INTEGER,\n"
+	"\tcleared_by TEXT,\n"
+	"\tCHECK ((state = 'cleared') = (cleared_at IS NOT NULL))\n"
+	");\n"
+	"CREATE UNIQUE INDEX host_drift_open ON host_drift(host, build_mode, benchmark, metric, kind)\n"
+	"\tWHERE state <> 'cleared';\n"
+	"CREATE INDEX host_drift_job ON host_drift(job_id);\n"
+	"\n"
+	"PRAGMA user_version = 8;\n";
+
 const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
 	{ 2, "trends (history, change points), job stage and progress", migration_2 },
@@ -673,4 +742,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 5, "follow-up rounds: jobs pinned to an agent", migration_5 },
 	{ 6, "baseline runs: runs without a series, and why they were planned", migration_6 },
 	{ 7, "change points bisected: their range, baseline, commit and alert", migration_7 },
+	{ 8, "alert mails of change points, host drift", migration_8 },
 };

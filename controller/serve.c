@@ -135,16 +135,18 @@ static int serve_baselines(const struct ctl_config *cfg, struct store *st,
 			   struct pg_err *err)
 {
 	struct planner_stats stats;
+	unsigned int alerts;
 
 	if (ctl_baseline_pass(cfg, st, ps, api ? api_server_public_url(api) : NULL, &stats,
-			      err) < 0)
+			      &alerts, err) < 0)
 		return -1;
 	if (stats.baselines_planned || stats.errors || stats.changes_located ||
-	    stats.changes_dismissed)
+	    stats.changes_dismissed || alerts)
 		pg_log_info("serve", "baselines: %d runs, %d jobs, %d bisecting; change points "
-			    "%d located, %d dismissed; %d errors", (int)stats.baselines_planned,
-			    (int)stats.jobs_created, (int)stats.bisect_runs, (int)stats.changes_located,
-			    (int)stats.changes_dismissed, (int)stats.errors);
+			    "%d located, %d dismissed; %u alert mails; %d errors",
+			    (int)stats.baselines_planned, (int)stats.jobs_created,
+			    (int)stats.bisect_runs, (int)stats.changes_located,
+			    (int)stats.changes_dismissed, alerts, (int)stats.errors);
 	if (stats.jobs_created && api)
 		api_jobs_queued(api);
 	return 0;

@@ -71,6 +71,7 @@ static const struct {
 	{ "email_outbox", "SELECT count(*) FROM email_outbox" },
 	{ "history", "SELECT count(*) FROM history" },
 	{ "change_points", "SELECT count(*) FROM change_points" },
+	{ "host_drift", "SELECT count(*) FROM host_drift" },
 };
 
 static enum pg_errcode code_of(int rc)

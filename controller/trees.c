@@ -18,6 +18,7 @@
 #include "fsutil.h"
 #include "inbox.h"
 #include "log.h"
+#include "text.h"
 #include "timeutil.h"
 
 #define COMP "trees"
@@ -548,5 +549,55 @@ out:
 	git_revwalk_free(walk);
 	git_repository_free(repo);
 	free(want);
+	return ret;
+}
+
+/* Copy at most len - 1 bytes of s, cut at a UTF-8 character. */
+static void copy_cut(char *out, size_t len, const char *s, size_t n)
+{
+	size_t cut;
+
+	if (!s)
+		s = "";
+	if (n > len - 1)
+		n = len - 1;
+	cut = pg_utf8_cut(s, n);
+	memcpy(out, s, cut);
+	out[cut] = '\0';
+}
+
+int trees_commit_info(const char *mirror, const char *oid_hex, struct trees_commit_info *out,
+		      struct pg_err *err)
+{
+	git_repository *repo = NULL;
+	git_commit *commit = NULL;
+	const git_signature *a;
+	const char *msg;
+	git_oid oid;
+	int rc, ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (parse_oid(&oid, oid_hex, err) < 0 || open_mirror(&repo, mirror, err) < 0)
+		goto out;
+	rc = git_commit_lookup(&commit, repo, &oid);
+	if (rc < 0) {
+		pg_git_fail(err, rc == GIT_ENOTFOUND ? PG_ENOTFOUND : PG_EIO, rc,
+			    "mirror '%s': commit %s", mirror, oid_hex);
+		goto out;
+	}
+	a = git_commit_author(commit);
+	if (a) {
+		copy_cut(out->author_name, sizeof(out->author_name), a->name,
+			 a->name ? strlen(a->name) : 0);
+		copy_cut(out->author_email, sizeof(out->author_email), a->email,
+			 a->email ? strlen(a->email) : 0);
+		out->author_time = (int64_t)a->when.time;
+	}
+	msg = git_commit_summary(commit);
+	copy_cut(out->summary, sizeof(out->summary), msg, msg ? strlen(msg) : 0);
+	ret = 0;
+out:
+	git_commit_free(commit);
+	git_repository_free(repo);
 	return ret;
 }

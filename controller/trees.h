@@ -148,4 +148,23 @@ int trees_first_parent_range(const char *mirror, const char *branch, const char 
 int trees_version(const char *mirror, const char *oid_hex, char out[TREES_VERSION_MAX],
 		  struct pg_err *err);
 
+/* A commit as an alert names it: its author and its subject line. */
+#define TREES_PERSON_MAX 256
+#define TREES_SUMMARY_MAX 512
+struct trees_commit_info {
+	char author_name[TREES_PERSON_MAX];
+	char author_email[TREES_PERSON_MAX];
+	char summary[TREES_SUMMARY_MAX];	/* the first line of the message */
+	int64_t author_time;			/* seconds since the epoch */
+};
+
+/*
+ * The author and subject of commit oid_hex in the mirror.  Texts come from
+ * whoever wrote the commit: they are cut at a character to fit, and
+ * callers sanitise them before they show them.  Returns 0, or -1 with
+ * err: PG_ENOTFOUND no such commit, PG_EINVAL a malformed oid, PG_EIO.
+ */
+int trees_commit_info(const char *mirror, const char *oid_hex, struct trees_commit_info *out,
+		      struct pg_err *err);
+
 #endif

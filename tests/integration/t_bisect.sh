@@ -11,7 +11,10 @@
 #    pinned to the host, its build mode only; c6 is at the old level, so
 #    the next pass plans c7; c7 is at the new level: located at c7 after 2
 #    baselines, told once;
-#  - `changes list`, `changes show` and GET /api/v1/change-points say so.
+#  - `changes list`, `changes show` and GET /api/v1/change-points say so;
+#  - the located regression is mailed once to baseline.alert_to (a real
+#    SMTP server on loopback): c7's author, its subject (with a control
+#    byte, shown escaped) and the commands that measure it again.
 . "$PG_TOP/tests/integration/lib.sh"
 . "$PG_TOP/tests/integration/delivery_lib.sh"
 
@@ -20,10 +23,16 @@ SLOW=mempool.nocache.cores1.keep128.get32.put32.const0
 FLAT=mempool.cache.cores1.keep128.get32.put32.const0
 
 demo_tree demo.json '.contexts["perfgate-demo-Performance"].build_modes = ["demo-release"]'
+ESC=$(printf '\033')
 for i in $(seq 1 13); do
 	echo "$i" >"$TMP/dpdk/file.txt"
 	git -C "$TMP/dpdk" add file.txt
-	git -C "$TMP/dpdk" commit -q -m "c$i"
+	if [ "$i" = 7 ]; then
+		git -C "$TMP/dpdk" commit -q --author 'Jane Slow <jane@example.org>' \
+			-m "c7 mempool: slower ${ESC}[31mred"
+	else
+		git -C "$TMP/dpdk" commit -q -m "c$i"
+	fi
 done
 # c[i]: the commit i of main, c0 the oldest.
 set -- $(git -C "$TMP/dpdk" rev-list --reverse --first-parent main)
@@ -33,10 +42,15 @@ for oid in "$@"; do
 	eval "c$i=$oid"
 	i=$((i + 1))
 done
+start_smtp
 cat >"$TMP/c.json" <<EOF
 { "db": "$db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
   "api": { "listen": "127.0.0.1:0", "public_url": "https://perfgate.example.org/",
-           "web_dir": "$PG_TOP/web" } }
+           "web_dir": "$PG_TOP/web" },
+  "mail": { "enabled": true, "smtp_url": "smtp://127.0.0.1:$sport/lab.example.org",
+            "starttls": "off", "from": "perfgate CI <perfgate@lab.example.org>",
+            "timeout_s": 10 },
+  "baseline": { "alert_to": "DPDK maintainers <maint@example.org>" } }
 EOF
 C="$CTL --config $TMP/c.json"
 expect_rc 0 $C db migrate
@@ -106,7 +120,7 @@ cp=$(q "SELECT id FROM change_points")
 # ---- bisection ----------------------------------------------------------------------
 
 expect_rc 0 $C changes bisect
-expect_grep '^bisect_runs=1 located=0 dismissed=0 errors=0$' "$TMP/out"
+expect_grep '^bisect_runs=1 located=0 dismissed=0 alerts=0 errors=0$' "$TMP/out"
 run=$(q "SELECT bisect_run_id FROM change_points WHERE id = $cp")
 [ "$(q "SELECT trigger || ' ' || base_commit FROM runs WHERE id = $run")" = "bisect $c6" ] ||
 	fail "first bisection baseline: $(q "SELECT * FROM runs WHERE id = $run")"
@@ -115,12 +129,12 @@ run=$(q "SELECT bisect_run_id FROM change_points WHERE id = $cp")
 	fail "bisection job: $(q "SELECT build_mode, pin_agent_id FROM jobs WHERE run_id = $run")"
 # While it waits, a pass changes nothing.
 expect_rc 0 $C changes bisect
-expect_grep '^bisect_runs=0 located=0 dismissed=0 errors=0$' "$TMP/out"
+expect_grep '^bisect_runs=0 located=0 dismissed=0 alerts=0 errors=0$' "$TMP/out"
 lease "$T1" "$TMP/lease.json"
 jq_is "$TMP/lease.json" .job.baseline.trigger bisect
 answer "$TMP/lease.json"
 expect_rc 0 $C changes bisect
-expect_grep '^bisect_runs=1 located=0 dismissed=0 errors=0$' "$TMP/out"
+expect_grep '^bisect_runs=1 located=0 dismissed=0 alerts=0 errors=0$' "$TMP/out"
 [ "$(q "SELECT commit_before || ' ' || commit_after || ' ' || bisect_runs FROM change_points")" = \
 	"$c6 $c9 2" ] || fail "after c6: $(q "SELECT commit_before, commit_after, bisect_runs FROM change_points")"
 run=$(q "SELECT bisect_run_id FROM change_points WHERE id = $cp")
@@ -128,16 +142,54 @@ run=$(q "SELECT bisect_run_id FROM change_points WHERE id = $cp")
 lease "$T1" "$TMP/lease.json"
 answer "$TMP/lease.json"
 expect_rc 0 $C changes bisect
-expect_grep '^bisect_runs=0 located=1 dismissed=0 errors=0$' "$TMP/out"
+expect_grep '^bisect_runs=0 located=1 dismissed=0 alerts=1 errors=0$' "$TMP/out"
 expect_grep "change point $cp located: dpdk-demo main at $(echo "$c7" | cut -c1-12): mempool_perf_demo $SLOW -15\\.0% on lab-1 demo-release \\(2 bisection baselines\\)" "$TMP/out"
 [ "$(q "SELECT state || ' ' || located_commit || ' ' || commit_before || ' ' || commit_after || ' ' ||
 	first_before || ' ' || first_after || ' ' || (alerted_at IS NOT NULL) FROM change_points")" = \
 	"confirmed $c7 $c6 $c7 $c4 $c9 1" ] || fail "located: $(q "SELECT * FROM change_points")"
 # Told once: another pass has nothing to do.
 expect_rc 0 $C changes bisect
-expect_grep '^bisect_runs=0 located=0 dismissed=0 errors=0$' "$TMP/out"
+expect_grep '^bisect_runs=0 located=0 dismissed=0 alerts=0 errors=0$' "$TMP/out"
 ! grep -q 'change point .* located:' "$TMP/out" || fail "told twice"
 [ "$(q "SELECT count(*) FROM change_points")" = 1 ] || fail "the bisection's baselines found another change"
+[ "$(q "SELECT count(*) || ' ' || group_concat(to_addrs) FROM email_outbox WHERE change_point_id = $cp
+	AND series_id IS NULL AND run_id IS NULL")" = "1 maint@example.org" ] ||
+	fail "alert mails: $(q "SELECT id, change_point_id, to_addrs, delivery FROM email_outbox")"
+
+# ---- the alert mail, delivered by the daemon ------------------------------------------
+
+alert_sent() { [ "$(q "SELECT delivery FROM email_outbox WHERE change_point_id = $cp")" = sent ]; }
+wait_until "the alert mail" alert_sent
+"$PY" - "$TMP/spool" "$cp" "$c7" "$c6" "$SLOW" <<'EOF_PY' || fail "the alert mail is wrong"
+import email, email.policy, glob, sys
+spool, cp, c7, c6, key = sys.argv[1:]
+mails = [p for p in glob.glob(spool + '/*.eml')
+         if ('perfgate.cp%s.alert@lab.example.org' % cp).encode() in open(p, 'rb').read()]
+assert len(mails) == 1, mails
+raw = open(mails[0], 'rb').read()
+assert b'\x1b' not in raw, 'a raw ESC in the mail'
+m = email.message_from_bytes(raw.replace(b'\r\n', b'\n'), policy=email.policy.default)
+subj = str(m['Subject'])
+want = '[perfgate] main-branch regression: dpdk-demo/main mempool_perf_demo %s -15.0%% at %s (c7 mempool: slower \\x1b[31mred)' % (key, c7[:12])
+assert subj == want, (subj, want)
+assert m['To'].addresses[0].addr_spec == 'maint@example.org', m['To']
+assert m['Cc'] is None, m['Cc']
+body = m.get_content()
+assert 'Test-Label' not in body, body
+for line in ['_Performance regression on a main branch_',
+             'Commit: ' + c7,
+             'Author: Jane Slow <jane@example.org>, ',
+             'Host: lab-1, build mode demo-release, context perfgate-demo-Performance',
+             'located by 2 bisection baselines (bisected)',
+             'Dashboard: https://perfgate.example.org/changes.html?id=' + cp,
+             '  perfgate-controller baseline run dpdk-demo main --commit %s --context perfgate-demo-Performance' % c6,
+             '  perfgate-controller baseline run dpdk-demo main --commit %s --context perfgate-demo-Performance' % c7,
+             '  perfgate-controller changes show ' + cp]:
+    assert line in body, (line, body)
+EOF_PY
+expect_rc 0 $C changes bisect
+expect_grep 'alerts=0 ' "$TMP/out"
+[ "$(q "SELECT count(*) FROM email_outbox")" = 1 ] || fail "the alert was mailed twice"
 
 # ---- what a person sees ---------------------------------------------------------------
 

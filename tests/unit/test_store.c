@@ -775,6 +775,35 @@ static void test_migrate_from_v1(void **state)
 				   "INSERT INTO jobs (run_id, context, host_class, build_mode,"
 				   " created_at) VALUES (999, 'c', 'h', 'm', 2)", NULL, 0, &err), -1);
 	assert_non_null(strstr(err.msg, "FOREIGN KEY constraint failed"));
+	/* Version 8: an alert mail has a change point and no series or run,
+	 * once per change point; a report mail keeps both; host drift has one
+	 * open row per host, build mode, key and kind. */
+	run_ok(st, "INSERT INTO email_outbox (change_point_id, context, msgid, to_addrs, subject,"
+	       " body, next_try, created_at) VALUES (1, 'main-alert', 'cp1@x', 'm@x', 's', 'b',"
+	       " 3, 3)", NULL, 0);
+	assert_int_equal(store_run(st, "second alert",
+				   "INSERT INTO email_outbox (change_point_id, context, msgid,"
+				   " to_addrs, subject, body, next_try, created_at) VALUES (1, 'c',"
+				   " 'cp1b@x', 'm@x', 's', 'b', 3, 3)", NULL, 0, &err), -1);
+	assert_int_equal(store_run(st, "mail of nothing",
+				   "INSERT INTO email_outbox (context, msgid, to_addrs, subject, body,"
+				   " next_try, created_at) VALUES ('c', 'n@x', 'm@x', 's', 'b', 3, 3)",
+				   NULL, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "CHECK constraint failed"));
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM email_outbox WHERE series_id = 1"
+				 " AND run_id = 1"), 1);
+	run_ok(st, "INSERT INTO host_drift (host, build_mode, benchmark, metric, kind, commit_oid,"
+	       " change_pct, why, state, flagged_at) VALUES ('h', 'release', 'b', 'm', 'time',"
+	       " 'abc', -9.5, 'w', 'flagged', 4)", NULL, 0);
+	assert_int_equal(store_run(st, "second open drift",
+				   "INSERT INTO host_drift (host, build_mode, benchmark, metric, kind,"
+				   " commit_oid, change_pct, why, state, flagged_at) VALUES ('h',"
+				   " 'release', 'b', 'm', 'time', 'abd', -9.5, 'w', 'drained', 5)",
+				   NULL, 0, &err), -1);
+	run_ok(st, "UPDATE host_drift SET state = 'cleared', cleared_at = 6", NULL, 0);
+	run_ok(st, "INSERT INTO host_drift (host, build_mode, benchmark, metric, kind, commit_oid,"
+	       " change_pct, why, state, flagged_at) VALUES ('h', 'release', 'b', 'm', 'time',"
+	       " 'abd', -9.5, 'w', 'drained', 7)", NULL, 0);
 	/* A job pruned later keeps its history. */
 	run_ok(st, "DELETE FROM runs WHERE id = 1", NULL, 0);
 	assert_int_equal(raw_int(db, "SELECT count(*) FROM history WHERE job_id IS NULL"), 2);
