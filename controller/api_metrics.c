@@ -82,8 +82,31 @@ static int api_gauge(struct pg_buf *out, const char *name, const char *help, int
 			     name, (long long)v);
 }
 
+/* perfgate_change_points{state, direction} and perfgate_host_drift{state}. */
+static int lab_metrics(const struct api_lab_counts *lab, struct pg_buf *out)
+{
+	static const char *const states[3] = { "suspected", "confirmed", "dismissed" };
+
+	if (pg_buf_adds(out, "# HELP perfgate_change_points Change points found on main "
+			"branches, by state (confirmed: located at one commit) and direction.\n"
+			"# TYPE perfgate_change_points gauge\n") < 0)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		for (int w = 1; w >= 0; w--)
+			if (pg_buf_printf(out, "perfgate_change_points{state=\"%s\",direction=\"%s\"} "
+					  "%lld\n", states[i], w ? "regression" : "improvement",
+					  (long long)lab->change_points[i][w]) < 0)
+				return -1;
+	return pg_buf_printf(out, "# HELP perfgate_host_drift Open host drift flags, by state "
+			     "(drained: the host leases nothing until cleared).\n"
+			     "# TYPE perfgate_host_drift gauge\n"
+			     "perfgate_host_drift{state=\"flagged\"} %lld\n"
+			     "perfgate_host_drift{state=\"drained\"} %lld\n",
+			     (long long)lab->drift_flagged, (long long)lab->drift_drained);
+}
+
 int api_metrics_format(const struct api_counts *c, const struct sched_stats *s,
-		       struct pg_buf *out)
+		       const struct api_lab_counts *lab, struct pg_buf *out)
 {
 	const struct {
 		const char *state;
@@ -150,5 +173,5 @@ int api_metrics_format(const struct api_counts *c, const struct sched_stats *s,
 				  (unsigned long long)c->count[ep]) < 0)
 			return -1;
 	}
-	return 0;
+	return lab ? lab_metrics(lab, out) : 0;
 }

@@ -77,11 +77,17 @@ void api_metrics_waiting(struct api_metrics *m, int64_t n);
 /* Copy the figures out under the lock. */
 void api_metrics_snapshot(struct api_metrics *m, struct api_counts *out);
 
+/* The lab's own findings (changes.h, drift.h). */
+struct api_lab_counts {
+	int64_t change_points[3][2];	/* changes_counts() */
+	int64_t drift_flagged, drift_drained;
+};
+
 /*
- * Render the text exposition of c and the store's figures s to out.
- * Pure.  Returns 0, or -1 when out's cap is reached.
+ * Render the text exposition of c and the store's figures s and lab to
+ * out.  Pure.  Returns 0, or -1 when out's cap is reached.
  */
 int api_metrics_format(const struct api_counts *c, const struct sched_stats *s,
-		       struct pg_buf *out);
+		       const struct api_lab_counts *lab, struct pg_buf *out);
 
 #endif

@@ -18,6 +18,7 @@
 #include "fmt.h"
 #include "changes.h"
 #include "fsutil.h"
+#include "drift.h"
 #include "hostnoise.h"
 #include "json.h"
 #include "log.h"
@@ -510,17 +511,20 @@ static void api_read_metrics(struct api_server *srv, struct store *st, struct ap
 	struct pg_buf out = PG_BUF_INIT(1024 * 1024);
 	struct api_counts *c = malloc(sizeof(*c));
 	struct sched_stats s;
+	struct api_lab_counts lab;
 
 	if (!c) {
 		api_reply_error(r, 500, "out of memory");
 		goto out;
 	}
-	if (sched_queue_stats(st, api_now_s(), API_ONLINE_WINDOW_S, &s, &err) < 0) {
+	if (sched_queue_stats(st, api_now_s(), API_ONLINE_WINDOW_S, &s, &err) < 0 ||
+	    changes_counts(st, lab.change_points, &err) < 0 ||
+	    drift_counts(st, &lab.drift_flagged, &lab.drift_drained, &err) < 0) {
 		api_reply_err(r, &err);
 		goto out;
 	}
 	api_metrics_snapshot(&srv->metrics, c);
-	if (api_metrics_format(c, &s, &out) < 0) {
+	if (api_metrics_format(c, &s, &lab, &out) < 0) {
 		api_reply_error(r, 500, "metrics: out of memory");
 		goto out;
 	}

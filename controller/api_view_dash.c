@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drift.h"
 #include "fmt.h"
 #include "sched.h"
 #include "trees.h"
@@ -150,6 +151,37 @@ static int add_running(struct store *st, cJSON *job, int64_t now, struct pg_err 
 	return add_times(st, job, now, err);
 }
 
+/* "drift": the host's open drift flag (drift.h), a drained one first;
+ * null when none. */
+static int add_drift(struct store *st, cJSON *agent, struct pg_err *err)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(agent, "name");
+	struct drift_flag *f = NULL;
+	const struct drift_flag *pick = NULL;
+	size_t n = 0;
+	cJSON *o;
+	int rc = -1;
+
+	if (!cJSON_IsString(name))
+		return 0;
+	if (drift_list(st, name->valuestring, true, &f, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!pick || (!strcmp(f[i].state, "drained") && strcmp(pick->state, "drained")))
+			pick = &f[i];
+	o = pick ? drift_to_json(pick) : cJSON_CreateNull();
+	if (!o || (pick && !cJSON_AddNumberToObject(o, "open", (double)n)) ||
+	    !cJSON_AddItemToObject(agent, "drift", o)) {
+		cJSON_Delete(o);
+		nomem(err, "agents");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(f);
+	return rc;
+}
+
 int api_view_agents_dash(struct store *st, int64_t now, int64_t online_window_s, cJSON **out,
 			 struct pg_err *err)
 {
@@ -170,6 +202,8 @@ int api_view_agents_dash(struct store *st, int64_t now, int64_t online_window_s,
 			goto fail;
 		}
 		if (cJSON_IsObject(job) && add_running(st, job, now, err) < 0)
+			goto fail;
+		if (add_drift(st, agent, err) < 0)
 			goto fail;
 		if (vw_add_rows(st, agent, "recent",
 				"SELECT a.job_id, a.attempt, a.outcome, j.context, a.started_at,"

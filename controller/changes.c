@@ -407,3 +407,27 @@ cJSON *changes_to_json(const struct change_point *c)
 	}
 	return o;
 }
+
+int changes_counts(struct store *st, int64_t n[3][2], struct pg_err *err)
+{
+	static const char what[] = "count change points";
+	static const char *const states[3] = { "suspected", "confirmed", "dismissed" };
+	sqlite3_stmt *q = NULL;
+	int rc = -1, row;
+
+	memset(n, 0, sizeof(int64_t[3][2]));
+	if (store_prepare(st, &q, "SELECT state, effect < 0, count(*) FROM change_points"
+			  " GROUP BY 1, 2", what, err) < 0)
+		goto out;
+	while ((row = store_step(q, what, err)) > 0) {
+		const char *s = (const char *)sqlite3_column_text(q, 0);
+
+		for (int i = 0; i < 3; i++)
+			if (s && !strcmp(s, states[i]))
+				n[i][sqlite3_column_int(q, 1) != 0] = sqlite3_column_int64(q, 2);
+	}
+	rc = row < 0 ? -1 : 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}

@@ -125,6 +125,11 @@ int changes_dismiss_tx(struct store *st, int64_t id, const char *why, int64_t no
 int changes_alerted_tx(struct store *st, int64_t id, int64_t now, bool *first,
 		       struct pg_err *err);
 
+/* Change points by state and direction, for /metrics: n[state][worse]
+ * with state 0 suspected, 1 confirmed, 2 dismissed and worse 1 for a
+ * negative effect. */
+int changes_counts(struct store *st, int64_t n[3][2], struct pg_err *err);
+
 /* The change point as JSON (every column); NULL when out of memory. */
 cJSON *changes_to_json(const struct change_point *c);
 

@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "conffile.h"
 #include "ctl_out.h"
+#include "drift.h"
 #include "fmt.h"
 #include "fsutil.h"
 #include "json.h"
@@ -107,7 +108,8 @@ static void ctl_agent_usage(void)
 {
 	fprintf(stderr, "usage: perfgate-controller agent add NAME [--labels KEY=VALUE,...]\n"
 		"       perfgate-controller agent list [--json]\n"
-		"       perfgate-controller agent disable|enable NAME\n");
+		"       perfgate-controller agent disable|enable NAME\n"
+		"       perfgate-controller agent clear-drift NAME\n");
 }
 
 /* Split "k=v,k=v" in place into keys and values (at most max of them).
@@ -217,6 +219,9 @@ static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 	struct pg_buf labels = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	struct pg_buf rows = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	struct store *st = NULL;
+	struct drift_flag *drift = NULL;
+	size_t n_drift = 0;
+	bool drained;
 	cJSON *arr = NULL;
 	const cJSON *a;
 	int rc = 1;
@@ -251,13 +256,29 @@ static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 				   cJSON_GetNumberValue(cJSON_GetObjectItem(job, "id")),
 				   cJSON_GetStringValue(cJSON_GetObjectItem(job, "state")));
 		pg_buf_reset(&labels);
+		free(drift);
+		drift = NULL;
+		if (drift_list(st, cJSON_GetStringValue(cJSON_GetObjectItem(a, "name")), true,
+			       &drift, &n_drift, &err) < 0) {
+			fprintf(stderr, "perfgate-controller: agent list: %s\n", err.msg);
+			goto out;
+		}
+		drained = false;
+		for (size_t i = 0; i < n_drift; i++)
+			drained = drained || !strcmp(drift[i].state, "drained");
 		if (ctl_agent_print_labels(cJSON_GetObjectItem(a, "labels"), &labels) < 0 ||
 		    pg_buf_printf(&rows, "%-20s %-8s %-21s %-24s %s\n",
 				  cJSON_GetStringValue(cJSON_GetObjectItem(a, "name")),
 				  !cJSON_IsTrue(cJSON_GetObjectItem(a, "enabled")) ? "disabled" :
+				  drained ? "drained" :
 				  cJSON_IsTrue(cJSON_GetObjectItem(a, "online")) ? "online" : "offline",
 				  when, jobtext, labels.len ? pg_buf_str(&labels) : "-") < 0)
 			goto fail;
+		/* Its drift, under it: why, and how to clear it. */
+		for (size_t i = 0; i < n_drift; i++)
+			if (pg_buf_printf(&rows, "  %s (%s, %s): %s\n", drift[i].state,
+					  drift[i].kind, drift[i].build_mode, drift[i].why) < 0)
+				goto fail;
 	}
 	if (ctl_out_buf(&rows) < 0)
 		goto fail;
@@ -266,9 +287,38 @@ static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 fail:
 	fprintf(stderr, "perfgate-controller: agent list: %s\n", strerror(errno));
 out:
+	free(drift);
 	cJSON_Delete(arr);
 	pg_buf_release(&labels);
 	pg_buf_release(&rows);
+	store_close(st);
+	return rc;
+}
+
+/* An operator clears a host's drift flags (drift.h): a drained host
+ * leases again. */
+static int ctl_agent_clear_drift(const struct ctl_config *cfg, const char *name)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct store *st = NULL;
+	int64_t id, n = 0;
+	int rc = 1;
+
+	if (ctl_agent_store(cfg, &st, 0) < 0)
+		return 1;
+	if (sched_agent_id(st, name, &id, &err) < 0 ||
+	    drift_clear(st, name, "perfgate-controller agent clear-drift",
+			pg_time_wall_ms() / 1000, &n, &err) < 0) {
+		if (err.code == PG_ENOTFOUND)
+			fprintf(stderr, "perfgate-controller: no agent named '%s'\n", name);
+		else
+			fprintf(stderr, "perfgate-controller: agent %s: %s\n", name, err.msg);
+		goto out;
+	}
+	fprintf(stderr, "perfgate-controller: agent %s: %lld drift flag%s cleared\n", name,
+		(long long)n, n == 1 ? "" : "s");
+	rc = 0;
+out:
 	store_close(st);
 	return rc;
 }
@@ -325,6 +375,8 @@ static int ctl_cmd_agent(const struct ctl_config *cfg, int argc, char **argv)
 	if (argc == 3 && argv[2][0] != '-' &&
 	    (strcmp(argv[1], "disable") == 0 || strcmp(argv[1], "enable") == 0))
 		return ctl_agent_enable(cfg, argv[2], strcmp(argv[1], "enable") == 0);
+	if (argc == 3 && argv[2][0] != '-' && strcmp(argv[1], "clear-drift") == 0)
+		return ctl_agent_clear_drift(cfg, argv[2]);
 usage:
 	ctl_agent_usage();
 	return 2;

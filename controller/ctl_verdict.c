@@ -27,6 +27,7 @@ int ctl_verdict_pass(const struct ctl_config *cfg, struct store *st,
 	verdict_pass_init(&vp, st, ps);
 	vp.mail = &cfg->mail;
 	vp.mirror_root = trees;
+	vp.drain_on_drift = cfg->baseline.drain_on_drift;
 	vp.run_id = run_id;
 	vp.report = report;
 	rc = verdict_pass_run(&vp, err);

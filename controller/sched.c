@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "drift.h"
 #include "fmt.h"
 #include "json.h"
 #include "timeutil.h"
@@ -662,8 +663,8 @@ int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set 
 	struct pg_buf classes = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	sqlite3_stmt *stmt = NULL;
 	int64_t held = 0;
-	bool enabled;
-	char *labels = NULL;
+	bool enabled, drained = false;
+	char *labels = NULL, *name = NULL;
 	int rc = -1, found;
 
 	memset(out, 0, sizeof(*out));
@@ -671,8 +672,8 @@ int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set 
 		pg_err_set(err, PG_EINVAL, "bad agent id, profile set, time or lease time");
 		goto out;
 	}
-	found = sched_row(st, &stmt, "SELECT enabled, labels FROM agents WHERE id = ?1", what,
-			  STORE_ARGS(STORE_INT(agent_id)), err);
+	found = sched_row(st, &stmt, "SELECT enabled, labels, name FROM agents WHERE id = ?1",
+			  what, STORE_ARGS(STORE_INT(agent_id)), err);
 	if (found < 0)
 		goto out;
 	if (!found) {
@@ -682,13 +683,18 @@ int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set 
 	enabled = sqlite3_column_int(stmt, 0) != 0;
 	labels = strdup(sqlite3_column_text(stmt, 1) ?
 			(const char *)sqlite3_column_text(stmt, 1) : "{}");
-	if (!labels) {
+	name = strdup(sqlite3_column_text(stmt, 2) ?
+		      (const char *)sqlite3_column_text(stmt, 2) : "");
+	if (!labels || !name) {
 		pg_err_set(err, PG_ENOMEM, "copy labels: out of memory");
 		goto out;
 	}
 	store_done(st, stmt);
 	stmt = NULL;
-	if (!enabled) {
+	/* A host drained for drift (drift.h) waits for an operator. */
+	if (enabled && drift_drained(st, name, &drained, err) < 0)
+		goto out;
+	if (!enabled || drained) {
 		rc = 0;
 		goto out;
 	}
@@ -741,6 +747,7 @@ int sched_lease_tx(struct store *st, int64_t agent_id, const struct profile_set 
 out:
 	store_done(st, stmt);
 	free(labels);
+	free(name);
 	pg_buf_release(&classes);
 	if (rc <= 0)
 		sched_lease_release(out);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drift.h"
 #include "fmt.h"
 #include "json.h"
 #include "log.h"
@@ -419,6 +420,38 @@ static int followup_stale(struct verdict_pass *vp, const struct vp_job *j, int64
 	return 0;
 }
 
+/* A baseline's gated keys against the host's earlier baselines of the
+ * commit and its class's (drift.h). */
+static int check_drift(struct verdict_pass *vp, const struct vp_job *j, int64_t now,
+		       struct pg_buf *lines, struct pg_err *err)
+{
+	const struct drift_job dj = {
+		.job_id = j->id, .host = j->host, .tree = j->tree, .branch = j->branch,
+		.build_mode = j->build_mode, .commit = j->base_commit,
+		.threshold_pct = j->params.threshold_pct, .drain = vp->drain_on_drift,
+	};
+	struct drift_key *keys = calloc(j->n_keys ? j->n_keys : 1, sizeof(*keys));
+	size_t n = 0;
+	int rc;
+
+	if (!keys)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	for (size_t i = 0; i < j->n_keys; i++) {
+		if (!j->vkeys[i].gated)
+			continue;
+		keys[n].benchmark = j->keys[i].benchmark;
+		keys[n].metric = j->keys[i].metric;
+		for (int s = 0; s < 2; s++) {
+			keys[n].v[s] = j->keys[i].v[s];
+			keys[n].n[s] = j->keys[i].n[s];
+		}
+		n++;
+	}
+	rc = drift_check_tx(vp->st, &dj, keys, n, now, lines, NULL, err);
+	free(keys);
+	return rc;
+}
+
 /*
  * Decide job job_id in one transaction; give_up: a queued follow-up that
  * waits in vain (step 1).  Nothing happens when the job does not (or no
@@ -484,6 +517,8 @@ static int decide_job(struct verdict_pass *vp, int64_t job_id, bool give_up,
 	    vp_history_add(vp->st, vp->ps, vp->mirror_root, &j, now, lines, &d->history_rows,
 			   &d->change_points,
 			   err) < 0)
+		goto out;
+	if (j.baseline && check_drift(vp, &j, now, lines, err) < 0)
 		goto out;
 	d->jobs_decided++;
 	job_name(&j, name, sizeof(name));

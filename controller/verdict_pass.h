@@ -149,6 +149,9 @@ struct verdict_pass {
 	int64_t now_s;			/* 0: the wall clock (tests pin it) */
 	int64_t pin_wait_s;		/* VERDICT_PIN_WAIT_S */
 	int64_t pin_max_wait_s;		/* VERDICT_PIN_MAX_WAIT_S */
+	/* A baseline that shows its host drifting (drift.h) drains it
+	 * instead of only flagging it (baseline.drain_on_drift). */
+	bool drain_on_drift;
 	/* When not NULL, one line per decision is appended ("job 7 (run 3,
 	 * ctx, release on lab-1): fail: ..."), as the `verdicts` command
 	 * prints them; every decision is logged either way. */

@@ -306,6 +306,7 @@ static void test_metrics_format(void **state)
 	static struct api_metrics m;
 	static struct api_counts c;
 	struct sched_stats s;
+	struct api_lab_counts lab;
 	struct pg_buf out = PG_BUF_INIT(1024 * 1024);
 	const char *text;
 
@@ -327,8 +328,21 @@ static void test_metrics_format(void **state)
 	api_metrics_waiting(&m, 7);
 	api_metrics_snapshot(&m, &c);
 	api_metrics_destroy(&m);
-	assert_int_equal(api_metrics_format(&c, &s, &out), 0);
+	memset(&lab, 0, sizeof(lab));
+	lab.change_points[1][1] = 2;	/* confirmed regressions */
+	lab.change_points[2][0] = 5;	/* dismissed improvements */
+	lab.drift_drained = 1;
+	assert_int_equal(api_metrics_format(&c, &s, &lab, &out), 0);
 	text = pg_buf_str(&out);
+	assert_non_null(strstr(text, "# TYPE perfgate_change_points gauge\n"));
+	assert_non_null(strstr(text, "\nperfgate_change_points{state=\"confirmed\","
+			       "direction=\"regression\"} 2\n"));
+	assert_non_null(strstr(text, "\nperfgate_change_points{state=\"dismissed\","
+			       "direction=\"improvement\"} 5\n"));
+	assert_non_null(strstr(text, "\nperfgate_change_points{state=\"suspected\","
+			       "direction=\"regression\"} 0\n"));
+	assert_non_null(strstr(text, "\nperfgate_host_drift{state=\"drained\"} 1\n"));
+	assert_non_null(strstr(text, "\nperfgate_host_drift{state=\"flagged\"} 0\n"));
 	assert_non_null(strstr(text, "# TYPE perfgate_jobs gauge\n"));
 	assert_non_null(strstr(text, "\nperfgate_jobs{state=\"queued\"} 4\n"));
 	assert_non_null(strstr(text, "\nperfgate_jobs{state=\"held\"} 1\n"));
@@ -380,7 +394,7 @@ static void test_metrics_format(void **state)
 	/* A cap too small fails cleanly. */
 	pg_buf_release(&out);
 	pg_buf_init(&out, 100);
-	assert_int_equal(api_metrics_format(&c, &s, &out), -1);
+	assert_int_equal(api_metrics_format(&c, &s, &lab, &out), -1);
 	pg_buf_release(&out);
 }
 
