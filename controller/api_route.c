@@ -48,6 +48,7 @@ static const char *const api_page_files[API_PAGE_COUNT] = {
 	[API_PAGE_TRENDS] = "trends.html",
 	[API_PAGE_AGENTS] = "agents.html",
 	[API_PAGE_QUEUE] = "queue.html",
+	[API_PAGE_CHANGES] = "changes.html",
 };
 
 const char *api_page_file(enum api_page page)
@@ -170,6 +171,7 @@ static enum api_ep api_web_path(const char *path, struct api_route *r)
 		{ "/trends", API_PAGE_TRENDS },
 		{ "/agents", API_PAGE_AGENTS },
 		{ "/queue", API_PAGE_QUEUE },
+		{ "/changes", API_PAGE_CHANGES },
 	};
 
 	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)

@@ -63,6 +63,7 @@ enum api_page {
 	API_PAGE_TRENDS,
 	API_PAGE_AGENTS,
 	API_PAGE_QUEUE,
+	API_PAGE_CHANGES,		/* /changes: change points on the main branches */
 	API_PAGE_COUNT
 };
 

@@ -6,7 +6,8 @@
 // shows is compared with the store itself (the sqlite3 CLI), through the
 // DOM hooks of web/CONTRACT.md: the series list and its checks, each
 // series page's per-key medians, p and verdicts and its plots' sample
-// counts, a stage log, the trends of a key, the agents, the queue; a click
+// counts, a stage log, the trends of a key, the agents, the queue (and no
+// regression banner: the fixture has no change point); a click
 // through all of them; an admin recheck with the token; the hostile
 // series shown as text and nothing run from it.  Every page is watched
 // (lib.mjs): a console error, a CSP violation or a request to another
@@ -62,16 +63,21 @@ const text = (hex) => hexText(hex);
 // the data made, no inline event handler anywhere.
 async function frameAndClean(w, what) {
 	const d = await w.page.evaluate(() => ({
-		nav: ['/', '/trends', '/agents', '/queue'].map((href) =>
+		nav: ['/', '/trends', '/changes', '/agents', '/queue'].map((href) =>
 			!!document.querySelector(`nav a[href="${href}"]`)),
 		main: !!document.querySelector('main'),
+		alerts: document.body.dataset.alerts ?? null,
+		banner: !!document.querySelector('#change-alert'),
 		pwned: typeof window.__pwned,
 		scripts: [...document.scripts].map((s) => ({ src: s.src, inline: s.textContent.trim().length })),
 		images: [...document.images].map((i) => i.getAttribute('src')),
 		handlers: [...document.querySelectorAll('*')].flatMap((el) =>
 			[...el.attributes].filter((a) => /^on/i.test(a.name)).map((a) => `<${el.localName} ${a.name}>`)),
 	}));
-	eq(d.nav, [true, true, true, true], `${what}: nav links to /, /trends, /agents, /queue`);
+	eq(d.nav, [true, true, true, true, true], `${what}: nav links to /, /trends, /changes, /agents, /queue`);
+	// The fixture has no change point: no regression banner (t_changes has them).
+	eq(d.alerts, '0', `${what}: body[data-alerts] (located regressions)`);
+	eq(d.banner, false, `${what}: #change-alert without a change point`);
 	check(d.main, `${what}: no <main>`);
 	eq(d.pwned, 'undefined', `${what}: typeof window.__pwned`);
 	for (const s of d.scripts) {
@@ -317,6 +323,7 @@ export async function click_through(h) {
 	await w.open('/');
 	await click(w, `tr[data-series-id="${S.e2e}"] a.series-link`, `/series/${S.e2e}`);
 	await click(w, 'nav a[href="/trends"]', '/trends');
+	await click(w, 'nav a[href="/changes"]', '/changes');
 	await click(w, 'nav a[href="/agents"]', '/agents');
 	await click(w, 'nav a[href="/queue"]', '/queue');
 	await click(w, 'nav a[href="/"]', '/');

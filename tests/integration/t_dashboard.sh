@@ -79,7 +79,7 @@ URL=$(sed -n 's/.*api: listening on \(http[^ ]*\).*/\1/p' "$TMP/serve.log")
 grep -q "api: dashboard from $TMP/web" "$TMP/serve.log" || fail "the web directory was not logged"
 
 # ---- pages and assets ----------------------------------------------------------
-for page in / /trends /agents /queue /series/1 /series/2; do
+for page in / /trends /agents /queue /changes /series/1 /series/2; do
 	expect_get 200 "$page" 'text/html; charset=utf-8'
 	grep -qi '^cache-control: no-cache' "$TMP/hdr" || fail "$page: not revalidated"
 	grep -q '<script[^>]*>[^<]' "$TMP/body" && fail "$page: an inline script"

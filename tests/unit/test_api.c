@@ -95,10 +95,10 @@ static void test_route_pages(void **state)
 	static const struct { const char *path; enum api_page page; int64_t id; } pages[] = {
 		{ "/", API_PAGE_INDEX, 0 }, { "/series/7", API_PAGE_SERIES, 7 },
 		{ "/trends", API_PAGE_TRENDS, 0 }, { "/agents", API_PAGE_AGENTS, 0 },
-		{ "/queue", API_PAGE_QUEUE, 0 },
+		{ "/queue", API_PAGE_QUEUE, 0 }, { "/changes", API_PAGE_CHANGES, 0 },
 	};
 	static const char *const refused[] = {
-		"/series/", "/series/0", "/series/7/", "/series/x", "/index.html", "/trends/",
+		"/series/", "/series/0", "/series/7/", "/series/x", "/index.html", "/trends/", "/changes/",
 		"/assets/", "/assets/..", "/assets/../etc/passwd", "/assets/.hidden",
 		"/assets/a/../b.js", "/assets/a//b.js", "/assets/a/", "/assets/a%2Fb.js",
 		"/assets/a b.js", "/assets/a/b/c/d/e.js", "/web/index.html", "//",
@@ -115,6 +115,7 @@ static void test_route_pages(void **state)
 	}
 	assert_string_equal(api_page_file(API_PAGE_SERIES), "series.html");
 	assert_string_equal(api_page_file(API_PAGE_INDEX), "index.html");
+	assert_string_equal(api_page_file(API_PAGE_CHANGES), "changes.html");
 	expect_route("GET", "/assets/vendor/uplot/uPlot.iife.min.js", API_EP_ASSET, 0);
 	assert_int_equal(api_route_match("GET", "/assets/vendor/uplot/uPlot.iife.min.js", &r, NULL),
 			 200);

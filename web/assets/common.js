@@ -212,9 +212,9 @@ export function dlOf(o, depth = 0, cls) {
 const TONE = {};
 for (const [tone, states] of Object.entries({
   good: 'success pass no-change ok done idle complete sent online',
-  bad: 'fail regression offline failed patched-build-failure error',
-  warn: 'warning inconclusive noisy missing stale suspected infra-error apply-failure already-applied base-build-failure bench-failure',
-  info: 'improvement busy running leased recheck',
+  bad: 'fail regression offline failed patched-build-failure error drained',
+  warn: 'warning inconclusive noisy missing stale suspected drift infra-error apply-failure already-applied base-build-failure bench-failure',
+  info: 'improvement busy running leased recheck confirmed',
   wait: 'pending queued held incomplete new',
 })) for (const s of states.split(' ')) TONE[s] = tone;
 
@@ -267,7 +267,9 @@ export function clearError() {
   const e = errorBox();
   if (e && !e.hidden) { e.textContent = ''; e.hidden = true; }
 }
-export const ready = () => { document.body.dataset.ready = '1'; };
+// ready() waits for the regression banner, so that a page that says it is
+// ready shows it (or shows that there is none).
+export const ready = () => { alerts().finally(() => { document.body.dataset.ready = '1'; }); };
 export const updated = () => { document.body.dataset.updated = String(Date.now()); };
 
 // fn() now and every ms after it ends; errors shown, polling goes on.
@@ -361,3 +363,44 @@ export function cancelButton(id, after) {
   });
   return h('span', { class: 'cancel' }, b, ' ', status);
 }
+
+// ------------------------------------------- main-branch regression banner
+
+// The change points that are located regressions: state 'confirmed' and
+// a negative effect (worse, whatever the metric's direction).
+export const isRegression = (c) => c && c.state === 'confirmed' && typeof c.effect_pct === 'number' && c.effect_pct < 0;
+
+// "TREE/BRANCH BENCHMARK/METRIC -8.1% at COMMIT12 on HOST (BUILD MODE)"
+export function regressionText(c) {
+  return `${c.tree}/${c.branch} ${c.benchmark}/${c.metric} ${fmtPct(c.effect_pct)} at ` +
+    `${short(c.located_commit || c.commit_after)} on ${c.host} (${c.build_mode})`;
+}
+
+// div#change-alert[data-count=N] for the located regressions cps (null
+// when there is none): one is told in full, more are counted; either
+// links to the change points page.
+export function alertEl(cps) {
+  const regs = (cps || []).filter(isRegression);
+  if (!regs.length) return null;
+  const one = regs.length === 1;
+  const href = '/changes?state=confirmed' + (one ? '#cp-' + encodeURIComponent(regs[0].id) : '');
+  return h('div', { id: 'change-alert', class: 'alert', role: 'status', data: { count: regs.length, cp: one ? regs[0].id : undefined } },
+    h('strong', null, one ? 'main-branch regression: ' : regs.length + ' main-branch regressions'),
+    one ? h('span', { class: 'alert-text' }, regressionText(regs[0])) : null,
+    ' ', h('a', { href, class: 'alert-link' }, one ? 'details' : 'see the change points'));
+}
+
+// Fetched once per page: the banner under the header of every page.
+let alertsP = null;
+function alerts() {
+  if (alertsP) return alertsP;
+  const header = document.querySelector('header.site');
+  if (!header) return (alertsP = Promise.resolve());
+  alertsP = getJSON('/api/v1/change-points?state=confirmed&limit=1000').then((ans) => {
+    const el = alertEl(ans && ans.change_points);
+    document.body.dataset.alerts = el ? el.dataset.count : '0';
+    if (el) header.after(el);
+  }, () => { document.body.dataset.alerts = 'error'; });
+  return alertsP;
+}
+alerts();
