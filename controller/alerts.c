@@ -80,9 +80,15 @@ static int make_table(const struct change_point *c, const struct trees_commit_in
 			  c->bisect_runs, c->bisect_runs == 1 ? "" : "s") < 0 ||
 	    add_line_text(b, c->why) < 0 || pg_buf_adds(b, ")\n") < 0)
 		return -1;
-	if (public_url && *public_url &&
-	    pg_buf_printf(b, "Dashboard: %s/changes.html?id=%" PRId64 "\n", public_url, c->id) < 0)
-		return -1;
+	if (public_url && *public_url) {
+		size_t len = strlen(public_url);
+
+		while (len > 0 && public_url[len - 1] == '/')
+			len--;
+		if (pg_buf_printf(b, "Dashboard: %.*s/changes?state=confirmed#cp-%" PRId64 "\n",
+				  (int)len, public_url, c->id) < 0)
+			return -1;
+	}
 	return 0;
 }
 

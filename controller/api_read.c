@@ -394,6 +394,71 @@ fail:
 	api_reply_err(r, &err);
 }
 
+/* GET /api/v1/history?agent=&tree=&branch=&mode=&key=[&benchmark=]: one
+ * key's history on one host in first-parent order (changes.h).  key is
+ * the metric; benchmark, when not given, the one benchmark of the
+ * history that has it. */
+static void api_read_history(const struct api_server *srv, struct store *st,
+			     struct api_req *r)
+{
+	static const char *const names[] = { "agent", "tree", "branch", "mode", "key",
+					     "benchmark" };
+	struct pg_err err = PG_ERR_INIT;
+	const char *v[6];
+	char bench[API_QUERY_TEXT_MAX + 1];
+	struct changes_key k;
+	int64_t n = 0;
+	cJSON *o = NULL;
+
+	for (int i = 0; i < 6; i++)
+		if (api_query_text(r, names[i], API_QUERY_TEXT_MAX, &v[i], &err) < 0)
+			goto fail;
+	for (int i = 0; i < 5; i++)
+		if (!v[i]) {
+			api_reply_error(r, 400, "history needs agent, tree, branch, mode and key "
+					"(the metric), and takes benchmark");
+			return;
+		}
+	if (!v[5]) {
+		if (store_query_int(st, "count benchmarks",
+				    "SELECT count(DISTINCT benchmark) FROM history WHERE host = ?1"
+				    " AND tree = ?2 AND branch = ?3 AND build_mode = ?4 AND metric = ?5",
+				    STORE_ARGS(STORE_TEXT(v[0]), STORE_TEXT(v[1]), STORE_TEXT(v[2]),
+					       STORE_TEXT(v[3]), STORE_TEXT(v[4])), &n, &err) < 0)
+			goto fail;
+		if (n > 1) {
+			api_reply_error(r, 400, "key names a metric of more than one benchmark: "
+					"give benchmark");
+			return;
+		}
+		if (n == 1) {
+			if (changes_history_benchmark(st, v[0], v[1], v[2], v[3], v[4], bench,
+						      sizeof(bench), &err) < 0)
+				goto fail;
+			v[5] = bench;
+		} else {
+			v[5] = "";
+		}
+	}
+	k = (struct changes_key){ v[0], v[1], v[2], v[3], v[5], v[4] };
+	if (changes_history_json(st, srv->mirror_root, &k, &o, &err) < 0)
+		goto fail;
+	if (!cJSON_AddStringToObject(o, "agent", k.host) ||
+	    !cJSON_AddStringToObject(o, "tree", k.tree) ||
+	    !cJSON_AddStringToObject(o, "branch", k.branch) ||
+	    !cJSON_AddStringToObject(o, "build_mode", k.build_mode) ||
+	    !cJSON_AddStringToObject(o, "benchmark", k.benchmark) ||
+	    !cJSON_AddStringToObject(o, "metric", k.metric)) {
+		cJSON_Delete(o);
+		api_reply_error(r, 500, "history: out of memory");
+		return;
+	}
+	api_reply_json(r, 200, o);
+	return;
+fail:
+	api_reply_err(r, &err);
+}
+
 static void api_read_samples(struct store *st, struct api_req *r)
 {
 	struct pg_err err = PG_ERR_INIT;
@@ -606,6 +671,9 @@ void api_read_run(struct api_server *srv, struct store *st, struct api_req *r)
 		break;
 	case API_EP_CHANGE_POINTS:
 		api_read_change_points(st, r);
+		return;
+	case API_EP_HISTORY:
+		api_read_history(srv, st, r);
 		return;
 	case API_EP_HOST_NOISE:
 		rc = api_read_host_noise(srv, st, r->route.name, &o, &err);

@@ -38,6 +38,7 @@ static const struct api_route_info api_routes[API_EP_COUNT] = {
 	[API_EP_JOB_SAMPLES] = { "samples", API_ACCESS_PUBLIC, false },
 	[API_EP_HOST_NOISE] = { "host_noise", API_ACCESS_PUBLIC, false },
 	[API_EP_CHANGE_POINTS] = { "change_points", API_ACCESS_PUBLIC, false },
+	[API_EP_HISTORY] = { "history", API_ACCESS_PUBLIC, false },
 	[API_EP_PAGE] = { "page", API_ACCESS_PUBLIC, false },
 	[API_EP_ASSET] = { "asset", API_ACCESS_PUBLIC, false },
 };
@@ -213,6 +214,8 @@ static enum api_ep api_path(const char *path, struct api_route *r)
 		return API_EP_TRENDS;
 	if (n == 1 && api_seg_is(seg[0], len[0], "change-points"))
 		return API_EP_CHANGE_POINTS;
+	if (n == 1 && api_seg_is(seg[0], len[0], "history"))
+		return API_EP_HISTORY;
 	if (api_seg_is(seg[0], len[0], "hosts")) {
 		if (n != 3 || !api_seg_is(seg[2], len[2], "noise") || !len[1] ||
 		    len[1] > API_NAME_MAX ||

@@ -39,6 +39,7 @@ enum api_ep {
 	API_EP_JOB_SAMPLES,		/* GET  /api/v1/jobs/{id}/samples */
 	API_EP_HOST_NOISE,		/* GET  /api/v1/hosts/{agent}/noise */
 	API_EP_CHANGE_POINTS,		/* GET  /api/v1/change-points */
+	API_EP_HISTORY,			/* GET  /api/v1/history */
 	API_EP_PAGE,			/* GET  /, /series/{id}, /trends, /agents, /queue */
 	API_EP_ASSET,			/* GET  /assets/{path} */
 	API_EP_COUNT

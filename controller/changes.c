@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "stats.h"
 #include "trees.h"
 #include "vec.h"
 
@@ -427,6 +428,156 @@ int changes_counts(struct store *st, int64_t n[3][2], struct pg_err *err)
 				n[i][sqlite3_column_int(q, 1) != 0] = sqlite3_column_int64(q, 2);
 	}
 	rc = row < 0 ? -1 : 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+/* The facts of a fingerprint a history point shows. */
+static const char *const history_facts[][2] = {
+	{ "kernel", NULL }, { "model", NULL }, { "cores", NULL }, { "dpdk_version", NULL },
+	{ "agent_version", NULL }, { "host_check", "compiler" }, { "host_check", "governor" },
+	{ "host_check", "turbo" },
+};
+
+/* Jobs, last time and fingerprint facts of one commit of k. */
+static int history_point(struct store *st, const struct changes_key *k, const char *oid,
+			 cJSON *pt, struct pg_err *err)
+{
+	static const char what[] = "read a history point";
+	sqlite3_stmt *q = NULL;
+	cJSON *jobs = cJSON_AddArrayToObject(pt, "jobs"), *facts = NULL, *fp = NULL;
+	int64_t last = 0, last_job = 0;
+	int rc = -1, row;
+
+	if (!jobs)
+		goto nomem;
+	if (store_prepare(st, &q, "SELECT coalesce(job_id, 0), measured_at FROM history"
+			  " WHERE host = ?1 AND tree = ?2 AND branch = ?3 AND build_mode = ?4"
+			  " AND benchmark = ?5 AND metric = ?6 AND commit_oid = ?7"
+			  " ORDER BY measured_at, id", what, err) < 0 ||
+	    store_bind(q, STORE_ARGS(STORE_TEXT(k->host), STORE_TEXT(k->tree),
+				     STORE_TEXT(k->branch), STORE_TEXT(k->build_mode),
+				     STORE_TEXT(k->benchmark), STORE_TEXT(k->metric), STORE_TEXT(oid)),
+		       what, err) < 0)
+		goto out;
+	while ((row = store_step(q, what, err)) > 0) {
+		int64_t job = sqlite3_column_int64(q, 0);
+
+		last = sqlite3_column_int64(q, 1);
+		if (job) {
+			last_job = job;
+			if (!cJSON_AddItemToArray(jobs, cJSON_CreateNumber((double)job)))
+				goto nomem;
+		}
+	}
+	if (row < 0)
+		goto out;
+	sqlite3_finalize(q);
+	q = NULL;
+	if (!cJSON_AddNumberToObject(pt, "measured_at", (double)last))
+		goto nomem;
+	if (last_job) {
+		if (store_prepare(st, &q, "SELECT fingerprint FROM results WHERE job_id = ?1"
+				  " AND outcome = 'ok' ORDER BY attempt DESC LIMIT 1", what, err) < 0 ||
+		    store_bind(q, STORE_ARGS(STORE_INT(last_job)), what, err) < 0 ||
+		    (row = store_step(q, what, err)) < 0)
+			goto out;
+		if (row > 0 && sqlite3_column_text(q, 0))
+			fp = cJSON_Parse((const char *)sqlite3_column_text(q, 0));
+	}
+	facts = cJSON_AddObjectToObject(pt, "facts");
+	if (!facts)
+		goto nomem;
+	for (size_t i = 0; fp && i < sizeof(history_facts) / sizeof(history_facts[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(fp, history_facts[i][0]);
+		const char *name = history_facts[i][0];
+
+		if (history_facts[i][1]) {
+			v = cJSON_GetObjectItemCaseSensitive(v, history_facts[i][1]);
+			name = history_facts[i][1];
+		}
+		if (v && (cJSON_IsString(v) || cJSON_IsNumber(v)) &&
+		    !cJSON_AddItemToObject(facts, name, cJSON_Duplicate(v, false)))
+			goto nomem;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	pg_err_set(err, PG_ENOMEM, "history: out of memory");
+out:
+	cJSON_Delete(fp);
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int changes_history_json(struct store *st, const char *mirror_root, const struct changes_key *k,
+			 cJSON **out, struct pg_err *err)
+{
+	struct changes_series s = { NULL, 0, 0 };
+	cJSON *doc = cJSON_CreateObject(), *pts;
+	int rc = -1;
+
+	*out = NULL;
+	if (!doc || !(pts = cJSON_AddArrayToObject(doc, "points"))) {
+		pg_err_set(err, PG_ENOMEM, "history: out of memory");
+		goto out;
+	}
+	if (changes_series_read(st, k, &s, err) < 0)
+		goto out;
+	changes_series_git_order(mirror_root, k->tree, k->branch, &s);
+	for (size_t i = 0; i < s.n; i++) {
+		cJSON *pt = cJSON_CreateObject(), *vals;
+		double med = NAN, cv = NAN;
+
+		if (!pt || !cJSON_AddItemToArray(pts, pt)) {
+			cJSON_Delete(pt);
+			pg_err_set(err, PG_ENOMEM, "history: out of memory");
+			goto out;
+		}
+		if (stats_median(s.c[i].v, s.c[i].n, &med, err) < 0 ||
+		    stats_cv_robust(s.c[i].v, s.c[i].n, &cv, err) < 0)
+			goto out;
+		vals = cJSON_CreateDoubleArray(s.c[i].v, (int)s.c[i].n);
+		if (!cJSON_AddStringToObject(pt, "commit", s.c[i].oid) || !vals ||
+		    !cJSON_AddItemToObject(pt, "values", vals) ||
+		    !cJSON_AddNumberToObject(pt, "median", med) ||
+		    !(isfinite(cv) ? cJSON_AddNumberToObject(pt, "spread_pct", 100.0 * cv)
+				   : cJSON_AddNullToObject(pt, "spread_pct"))) {
+			pg_err_set(err, PG_ENOMEM, "history: out of memory");
+			goto out;
+		}
+		if (history_point(st, k, s.c[i].oid, pt, err) < 0)
+			goto out;
+	}
+	*out = doc;
+	doc = NULL;
+	rc = 0;
+out:
+	cJSON_Delete(doc);
+	changes_series_release(&s);
+	return rc;
+}
+
+int changes_history_benchmark(struct store *st, const char *host, const char *tree,
+			      const char *branch, const char *build_mode, const char *metric,
+			      char *out, size_t len, struct pg_err *err)
+{
+	static const char what[] = "read a history's benchmark";
+	sqlite3_stmt *q = NULL;
+	int rc = -1, row;
+
+	out[0] = '\0';
+	if (store_prepare(st, &q, "SELECT min(benchmark) FROM history WHERE host = ?1"
+			  " AND tree = ?2 AND branch = ?3 AND build_mode = ?4 AND metric = ?5",
+			  what, err) < 0 ||
+	    store_bind(q, STORE_ARGS(STORE_TEXT(host), STORE_TEXT(tree), STORE_TEXT(branch),
+				     STORE_TEXT(build_mode), STORE_TEXT(metric)), what, err) < 0 ||
+	    (row = store_step(q, what, err)) < 0)
+		goto out;
+	if (row > 0 && sqlite3_column_text(q, 0))
+		pg_fmt_cut(out, len, "%s", (const char *)sqlite3_column_text(q, 0));
+	rc = 0;
 out:
 	sqlite3_finalize(q);
 	return rc;

@@ -125,6 +125,25 @@ int changes_dismiss_tx(struct store *st, int64_t id, const char *why, int64_t no
 int changes_alerted_tx(struct store *st, int64_t id, int64_t now, bool *first,
 		       struct pg_err *err);
 
+/*
+ * The history of key k for GET /api/v1/history: {"points": [...]} in
+ * first-parent order of the branch when the mirror under mirror_root can
+ * say (else in the order measured), one point per
+ * commit: its values (medians of the base sides of the jobs that
+ * measured it), their median and robust spread in %, the jobs, when it
+ * was last measured and the host facts of that job's fingerprint
+ * (kernel, CPU model, DPDK version, compiler, governor, turbo).
+ * Returns 0, or -1 with err.
+ */
+int changes_history_json(struct store *st, const char *mirror_root, const struct changes_key *k,
+			 cJSON **out, struct pg_err *err);
+
+/* The benchmark of the history of (host, tree, branch, build mode) that
+ * has metric (the first by name), into out ("" when none). */
+int changes_history_benchmark(struct store *st, const char *host, const char *tree,
+			      const char *branch, const char *build_mode, const char *metric,
+			      char *out, size_t len, struct pg_err *err);
+
 /* Change points by state and direction, for /metrics: n[state][worse]
  * with state 0 suspected, 1 confirmed, 2 dismissed and worse 1 for a
  * negative effect. */

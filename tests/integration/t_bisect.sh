@@ -78,11 +78,16 @@ answer() {
 	idx=$(index_of "$(jq -r .job.tree.base_commit "$1")")
 	lvl=10.0
 	[ "$idx" -ge 7 ] && lvl=8.5
-	jq -cn --argjson lvl "$lvl" --arg slow $SLOW --arg flat $FLAT --arg b $M --argjson a "$att" '
+	# DRIFT_LVL: the host itself got slower (a drift, not a commit).
+	kernel=6.1.0-1
+	[ -n "${DRIFT_LVL:-}" ] && { lvl=$DRIFT_LVL; kernel=6.1.0-2; }
+	jq -cn --argjson lvl "$lvl" --arg slow $SLOW --arg flat $FLAT --arg b $M --argjson a "$att" \
+		--arg kernel "$kernel" '
 		def runs(m; v): [range(0; 6) as $r | ("base", "patched") as $s |
 			{side: $s, benchmark: $b, metric: m, repetition: $r, unit: "obj/s",
 			 value: (v * (1 + (($r * 7 + ($s | length)) % 5 - 2) * 0.001))}];
-		{attempt: $a, outcome: "ok", detail: "fake agent", fingerprint: {runner: "fake", baseline: true},
+		{attempt: $a, outcome: "ok", detail: "fake agent",
+		 fingerprint: {runner: "fake", baseline: true, kernel: $kernel},
 		 samples: (runs($slow; $lvl * 1e6) + runs($flat; 20e6))}' >"$TMP/result.json"
 	code=$(curl -sS -o "$TMP/result.out" -w '%{http_code}' -H "Authorization: Bearer $T1" \
 		-H 'Content-Type: application/json' --data-binary "@$TMP/result.json" \
@@ -181,7 +186,7 @@ for line in ['_Performance regression on a main branch_',
              'Author: Jane Slow <jane@example.org>, ',
              'Host: lab-1, build mode demo-release, context perfgate-demo-Performance',
              'located by 2 bisection baselines (bisected)',
-             'Dashboard: https://perfgate.example.org/changes.html?id=' + cp,
+             'Dashboard: https://perfgate.example.org/changes?state=confirmed#cp-' + cp,
              '  perfgate-controller baseline run dpdk-demo main --commit %s --context perfgate-demo-Performance' % c6,
              '  perfgate-controller baseline run dpdk-demo main --commit %s --context perfgate-demo-Performance' % c7,
              '  perfgate-controller changes show ' + cp]:
@@ -208,4 +213,67 @@ curl -sf "$URL/api/v1/change-points?state=dismissed" >"$TMP/cps.json" || fail "G
 jq_is "$TMP/cps.json" '.change_points | length' 0
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/change-points?state=nope")
 [ "$code" = 400 ] || fail "a bad state: HTTP $code"
+curl -sf "$URL/metrics" >"$TMP/metrics" || fail "GET /metrics"
+expect_grep '^perfgate_change_points\{state="confirmed",direction="regression"\} 1$' "$TMP/metrics"
+expect_grep '^perfgate_change_points\{state="suspected",direction="regression"\} 0$' "$TMP/metrics"
+
+# ---- the history in git order -------------------------------------------------------
+
+curl -sf "$URL/api/v1/history?agent=lab-1&tree=dpdk-demo&branch=main&mode=demo-release&key=$SLOW" \
+	>"$TMP/hist.json" || fail "GET /api/v1/history"
+jq_is "$TMP/hist.json" .benchmark $M
+jq_is "$TMP/hist.json" '[.points[].commit] | join(" ")' \
+	"$c0 $c1 $c2 $c3 $c4 $c6 $c7 $c9 $c10 $c11 $c12 $c13"
+jq_is "$TMP/hist.json" '[.points[] | .median / 1e5 | round] | map(tostring) | join(" ")' \
+	"100 100 100 100 100 100 85 85 85 85 85 85"
+jq_is "$TMP/hist.json" '.points[6] | [(.jobs | length), .facts.kernel] | map(tostring) | join(" ")' \
+	"1 6.1.0-1"
+code=$(curl -s -o "$TMP/hist.err" -w '%{http_code}' "$URL/api/v1/history?agent=lab-1&tree=dpdk-demo")
+[ "$code" = 400 ] || fail "a history without its key: HTTP $code"
+
+# ---- host drift: the same commit slower on the same host ---------------------------
+
+# c13 again, 18 % slower with a new kernel: flagged against its earlier
+# baseline of c13 (the class has one host), named by the fact that changed.
+DRIFT_LVL=7.0 measure 13
+[ "$(q "SELECT host || ' ' || kind || ' ' || state || ' ' || metric || ' ' || commit_oid || ' ' ||
+	(change_pct < -15) FROM host_drift")" = "lab-1 time flagged $SLOW $c13 1" ] ||
+	fail "drift: $(q "SELECT * FROM host_drift")"
+q "SELECT why FROM host_drift" >"$TMP/why"
+expect_grep 'against its earlier baselines: kernel "6\.1\.0-1" -> "6\.1\.0-2"$' "$TMP/why"
+curl -sf "$URL/api/v1/agents" >"$TMP/agents.json" || fail "GET /api/v1/agents"
+jq_is "$TMP/agents.json" '.agents[0].drift | [.state, .kind, .metric] | join(" ")' "flagged time $SLOW"
+curl -sf "$URL/metrics" >"$TMP/metrics" || fail "GET /metrics"
+expect_grep '^perfgate_host_drift\{state="flagged"\} 1$' "$TMP/metrics"
+expect_rc 0 $C agent list
+expect_grep "^  flagged \(time, demo-release\): mempool_perf_demo $SLOW -1[0-9.]+% " "$TMP/out"
+# Flagged only: the host still leases.
+expect_rc 0 $C baseline run dpdk-demo main --commit "$c12"
+lease "$T1" "$TMP/lease.json"
+answer "$TMP/lease.json"
+expect_rc 0 $C agent clear-drift lab-1
+expect_grep 'agent lab-1: 1 drift flag cleared' "$TMP/out"
+[ "$(q "SELECT state || ' ' || cleared_by FROM host_drift")" = \
+	"cleared perfgate-controller agent clear-drift" ] || fail "not cleared: $(q "SELECT * FROM host_drift")"
+
+# With drain_on_drift the host leases nothing until an operator clears it.
+stop_ctl
+jq '.baseline.drain_on_drift = true' "$TMP/c.json" >"$TMP/c2.json"
+C="$CTL --config $TMP/c2.json"
+start_ctl "$TMP/c2.json"
+listening_again() { [ "$(grep -c 'api: listening on http://' "$TMP/ctl.log")" -ge 2 ]; }
+wait_until "the API again" listening_again
+URL=$(sed -n 's/.*api: listening on \(http:[^ ]*\).*/\1/p' "$TMP/ctl.log" | tail -n 1)
+DRIFT_LVL=7.0 measure 12
+[ "$(q "SELECT count(*) FROM host_drift WHERE state = 'drained' AND commit_oid = '$c12'")" = 1 ] ||
+	fail "not drained: $(q "SELECT * FROM host_drift")"
+expect_rc 0 $C baseline run dpdk-demo main --commit "$c11"
+code=$(curl -sS -o "$TMP/lease.json" -w '%{http_code}' -H "Authorization: Bearer $T1" \
+	-H 'Content-Type: application/json' --data-binary '{"wait_s": 1}' "$URL/api/v1/lease")
+[ "$code" = 204 ] || fail "a drained host got HTTP $code: $(cat "$TMP/lease.json")"
+expect_rc 0 $C agent list
+expect_grep '^lab-1 +drained ' "$TMP/out"
+expect_rc 0 $C agent clear-drift lab-1
+lease "$T1" "$TMP/lease.json"
+jq_is "$TMP/lease.json" .job.tree.base_commit "$c11"
 stop_ctl
