@@ -137,6 +137,64 @@ static int fact_diff(const cJSON *ref, const cJSON *cur, struct pg_buf *b)
 	return n ? 0 : pg_buf_adds(b, "no fact of the fingerprint differs");
 }
 
+/* The comparison of drift.h: cur against ref. */
+struct cmp {
+	double change, p, noise;
+	bool beyond;
+};
+
+static int compare(const struct vec *cur, const struct vec *ref, double threshold_pct,
+		   struct cmp *c, struct pg_err *err)
+{
+	struct stats_mw mw;
+	double mr, mc, mad;
+
+	memset(c, 0, sizeof(*c));
+	if (ref->n < DRIFT_MIN_REF || cur->n < DRIFT_MIN_REF / 2)
+		return 0;
+	if (stats_median(ref->v, ref->n, &mr, err) < 0 ||
+	    stats_median(cur->v, cur->n, &mc, err) < 0 || stats_mad(ref->v, ref->n, &mad, err) < 0 ||
+	    stats_mann_whitney(cur->v, cur->n, ref->v, ref->n, &mw, err) < 0)
+		return -1;
+	if (!(mr > 0) || !(mc > 0))
+		return 0;
+	c->change = 100.0 * (mc / mr - 1.0);
+	c->noise = 100.0 * mad * STATS_MAD_NORMAL / mr;
+	c->p = mw.p;
+	c->beyond = mw.p < DRIFT_ALPHA &&
+		    fabs(c->change) > fmax(threshold_pct, DRIFT_NOISE_MULT * c->noise);
+	return 0;
+}
+
+int drift_base_disturbed(struct store *st, const struct drift_job *j,
+			 const struct drift_key *keys, size_t n_keys, bool *disturbed, char *why,
+			 size_t len, struct pg_err *err)
+{
+	int rc = 0;
+
+	*disturbed = false;
+	if (len)
+		why[0] = '\0';
+	for (size_t i = 0; i < n_keys && !*disturbed && rc == 0; i++) {
+		struct vec ref = { NULL, 0, 0 };
+		struct vec cur = { (double *)keys[i].v[0], keys[i].n[0], 0 };
+		struct cmp c;
+		int64_t ref_job;
+
+		rc = ref_samples(st, j, &keys[i], false, &ref, &ref_job, err);
+		if (rc == 0)
+			rc = compare(&cur, &ref, j->threshold_pct, &c, err);
+		if (rc == 0 && c.beyond) {
+			*disturbed = true;
+			pg_fmt_cut(why, len, "base side %s %s %+.1f%% from this host's %zu baseline "
+				   "samples of %.12s (p=%.2g, noise %.1f%%)", keys[i].benchmark,
+				   keys[i].metric, c.change, ref.n, j->commit, c.p, c.noise);
+		}
+		free(ref.v);
+	}
+	return rc;
+}
+
 /* One key, one kind. */
 static int check_key(struct store *st, const struct drift_job *j, const struct drift_key *k,
 		     bool class, int64_t now, struct pg_buf *lines, unsigned int *flagged,
@@ -146,17 +204,13 @@ static int check_key(struct store *st, const struct drift_job *j, const struct d
 	struct pg_buf why = PG_BUF_INIT(DRIFT_WHY_MAX - 1);
 	struct pg_buf facts = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	cJSON *fa = NULL, *fb = NULL;
-	struct stats_mw mw;
-	double mr, mc, mad, noise, change, limit;
+	struct cmp cm;
+	double change, noise;
 	int64_t ref_job;
 	int rc = -1;
 
 	if (ref_samples(st, j, k, class, &ref, &ref_job, err) < 0)
 		goto out;
-	if (ref.n < DRIFT_MIN_REF) {
-		rc = 0;
-		goto out;
-	}
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < k->n[s]; i++) {
 			if (PG_GROW(cur.v, cur.cap, cur.n + 1) < 0) {
@@ -165,28 +219,19 @@ static int check_key(struct store *st, const struct drift_job *j, const struct d
 			}
 			cur.v[cur.n++] = k->v[s][i];
 		}
-	if (cur.n < DRIFT_MIN_REF / 2 || stats_median(ref.v, ref.n, &mr, err) < 0 ||
-	    stats_median(cur.v, cur.n, &mc, err) < 0 || stats_mad(ref.v, ref.n, &mad, err) < 0 ||
-	    stats_mann_whitney(cur.v, cur.n, ref.v, ref.n, &mw, err) < 0) {
-		rc = cur.n < DRIFT_MIN_REF / 2 ? 0 : -1;
+	if (compare(&cur, &ref, j->threshold_pct, &cm, err) < 0)
 		goto out;
-	}
-	if (!(mr > 0) || !(mc > 0)) {
+	if (!cm.beyond) {
 		rc = 0;
 		goto out;
 	}
-	change = 100.0 * (mc / mr - 1.0);
-	noise = 100.0 * mad * STATS_MAD_NORMAL / mr;
-	limit = fmax(j->threshold_pct, DRIFT_NOISE_MULT * noise);
-	if (!(mw.p < DRIFT_ALPHA) || !(fabs(change) > limit)) {
-		rc = 0;
-		goto out;
-	}
+	change = cm.change;
+	noise = cm.noise;
 	if (fingerprint(st, ref_job, &fa, err) < 0 || fingerprint(st, j->job_id, &fb, err) < 0 ||
 	    fact_diff(fa, fb, &facts) < 0)
 		goto out;
 	pg_buf_printf(&why, "%s %s %+.1f%% (p=%.2g, noise %.1f%%) at %.12s against %s: %s",
-		      k->benchmark, k->metric, change, mw.p, noise, j->commit,
+		      k->benchmark, k->metric, change, cm.p, noise, j->commit,
 		      class ? "the other hosts of its class" : "its earlier baselines",
 		      pg_buf_str(&facts));
 	if (store_run(st, "flag host drift",
@@ -197,7 +242,7 @@ static int check_key(struct store *st, const struct drift_job *j, const struct d
 		      STORE_ARGS(STORE_TEXT(j->host), STORE_TEXT(j->build_mode),
 				 STORE_TEXT(k->benchmark), STORE_TEXT(k->metric),
 				 STORE_TEXT(class ? "class" : "time"), STORE_TEXT(j->commit),
-				 STORE_REAL(change), STORE_REAL(mw.p), STORE_REAL(noise),
+				 STORE_REAL(change), STORE_REAL(cm.p), STORE_REAL(noise),
 				 STORE_TEXT(pg_buf_str(&why)), STORE_INT(j->job_id),
 				 STORE_TEXT(j->drain ? "drained" : "flagged"), STORE_INT(now)),
 		      err) < 0)

@@ -74,6 +74,18 @@ int drift_check_tx(struct store *st, const struct drift_job *j, const struct dri
 		   size_t n_keys, int64_t now, struct pg_buf *lines, unsigned int *flagged,
 		   struct pg_err *err);
 
+/*
+ * Verdicts that read the baseline: whether the base side of patch job j
+ * (keys: its gated keys, base side in v[0]; v[1] unused) lies outside the
+ * host's own baselines of the same commit by the rule above (the 'time'
+ * comparison), i.e. the host was disturbed while it measured.  *why gets
+ * the first key that says so ("" when none).  Keys without such
+ * baselines say nothing.  Returns 0 or -1.
+ */
+int drift_base_disturbed(struct store *st, const struct drift_job *j,
+			 const struct drift_key *keys, size_t n_keys, bool *disturbed, char *why,
+			 size_t len, struct pg_err *err);
+
 /* The open rows (flagged or drained) of host (NULL: every host), oldest
  * first, into a malloc'd array; all rows when open_only is false.
  * Returns 0 or -1. */

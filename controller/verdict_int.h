@@ -54,6 +54,8 @@ struct vp_job {
 	int64_t host_agent_id;		/* 0: unknown or gone */
 	size_t n_rounds;		/* results with outcome ok or bench-failure */
 	int round, repetition_base, spec_repetitions, spec_max_repetitions;
+	int64_t from_attempt;		/* samples of earlier attempts dropped */
+	int reruns;			/* disturbed rounds measured again */
 	int repetitions_done;		/* runs per side so far */
 	bool followup_failed;		/* a follow-up ended without its round */
 	bool already_applied;		/* the first round found every patch of

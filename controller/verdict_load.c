@@ -95,6 +95,8 @@ static void read_params(struct vp_job *j, const struct profile_set *ps)
 					   ctx ? ctx->max_repetitions : 3 * j->spec_repetitions);
 	j->round = spec_int(j->spec, JS_ROUND, 0, 1000000, 0);
 	j->repetition_base = spec_int(j->spec, JS_REPETITION_BASE, 0, 1000000, 0);
+	j->from_attempt = spec_int(j->spec, JS_FROM_ATTEMPT, 0, 1000000, 0);
+	j->reruns = spec_int(j->spec, JS_RERUNS, 0, 1000, 0);
 }
 
 static int read_job(struct store *st, int64_t job_id, struct vp_job *j, struct pg_err *err)
@@ -315,9 +317,11 @@ static int read_samples(struct store *st, struct vp_job *j, struct pg_err *err)
 			  " s.repetition FROM samples s"
 			  " JOIN results r ON r.job_id = s.job_id AND r.attempt = s.attempt"
 			  " WHERE s.job_id = ?1 AND r.outcome IN ('ok', 'bench-failure')"
+			  " AND s.attempt >= ?2"
 			  " ORDER BY s.benchmark, s.metric, s.attempt, s.side, s.repetition",
 			  VP_WHAT_SAMPLES, err) < 0 ||
-	    store_bind(q, STORE_ARGS(STORE_INT(j->id)), VP_WHAT_SAMPLES, err) < 0)
+	    store_bind(q, STORE_ARGS(STORE_INT(j->id), STORE_INT(j->from_attempt)),
+		       VP_WHAT_SAMPLES, err) < 0)
 		goto out;
 	while ((step = store_step(q, VP_WHAT_SAMPLES, err)) == 1) {
 		const char *b = (const char *)sqlite3_column_text(q, 0);

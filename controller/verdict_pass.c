@@ -381,6 +381,72 @@ out:
 	return rc;
 }
 
+/* Verdicts that read the baseline: whether the job's base side lies
+ * outside the host's own baselines of its base commit (drift.h). */
+static int base_disturbed(struct verdict_pass *vp, const struct vp_job *j, bool *disturbed,
+			  char *why, size_t len, struct pg_err *err)
+{
+	const struct drift_job dj = {
+		.job_id = j->id, .host = j->host, .tree = j->tree, .branch = j->branch,
+		.build_mode = j->build_mode, .commit = j->base_commit,
+		.threshold_pct = j->params.threshold_pct,
+	};
+	struct drift_key *keys = calloc(j->n_keys ? j->n_keys : 1, sizeof(*keys));
+	size_t n = 0;
+	int rc;
+
+	*disturbed = false;
+	if (!keys)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	for (size_t i = 0; i < j->n_keys; i++) {
+		if (!j->vkeys[i].gated || !j->keys[i].n[0])
+			continue;
+		keys[n].benchmark = j->keys[i].benchmark;
+		keys[n].metric = j->keys[i].metric;
+		keys[n].v[0] = j->keys[i].v[0];
+		keys[n].n[0] = j->keys[i].n[0];
+		n++;
+	}
+	rc = *j->host ? drift_base_disturbed(vp->st, &dj, keys, n, disturbed, why, len, err) : 0;
+	free(keys);
+	return rc;
+}
+
+/* Measure the job again instead of deciding on a round its host
+ * disturbed: the next round's samples replace the earlier ones
+ * (JS_FROM_ATTEMPT), pinned to the same host, at most
+ * VERDICT_MAX_RERUNS times. */
+static int schedule_rerun(struct verdict_pass *vp, struct vp_job *j, const char *why,
+			  struct pg_buf *lines, struct pg_err *err)
+{
+	char detail[VERDICT_DESC_MAX + 128], name[512];
+	int reps = j->repetitions_done > 0 ? j->repetitions_done : j->spec_repetitions;
+	char *text = NULL;
+	int rc = -1;
+
+	if (spec_set(j->spec, JS_ROUND, cJSON_CreateNumber(j->round + 1)) < 0 ||
+	    spec_set(j->spec, JS_REPETITION_BASE, cJSON_CreateNumber(0)) < 0 ||
+	    spec_set(j->spec, JS_REPETITIONS, cJSON_CreateNumber(reps)) < 0 ||
+	    spec_set(j->spec, JS_FROM_ATTEMPT, cJSON_CreateNumber((double)(j->attempt + 1))) < 0 ||
+	    spec_set(j->spec, JS_RERUNS, cJSON_CreateNumber(j->reruns + 1)) < 0 ||
+	    spec_set(j->spec, JS_PIN_AGENT, cJSON_CreateString(j->host)) < 0 ||
+	    !(text = pg_json_print(j->spec, false))) {
+		pg_err_set(err, PG_ENOMEM, "re-run spec: out of memory");
+		goto out;
+	}
+	pg_fmt_cut(detail, sizeof(detail), "measured again (%d of %d): the host was disturbed: %s",
+		   j->reruns + 1, VERDICT_MAX_RERUNS, why);
+	if (sched_job_requeue_pinned_tx(vp->st, j->id, text, j->host_agent_id, detail,
+					j->round == 0, err) < 0)
+		goto out;
+	job_name(j, name, sizeof(name));
+	vp_say(lines, "%s: pending: %s", name, detail);
+	rc = 0;
+out:
+	free(text);
+	return rc;
+}
+
 /* Why a queued follow-up waits in vain, into why ("" when it does not). */
 static int followup_stale(struct verdict_pass *vp, const struct vp_job *j, int64_t now,
 			  char *why, size_t len, struct pg_err *err)
@@ -460,7 +526,7 @@ static int check_drift(struct verdict_pass *vp, const struct vp_job *j, int64_t 
 static int decide_job(struct verdict_pass *vp, int64_t job_id, bool give_up,
 		      struct pg_buf *lines, struct verdict_pass_stats *d, struct pg_err *err)
 {
-	char name[512], why[256];
+	char name[512], why[512];
 	struct vp_job j;
 	bool usable, changed;
 	int64_t now = vp_now(vp);
@@ -497,6 +563,26 @@ static int decide_job(struct verdict_pass *vp, int64_t job_id, bool give_up,
 		goto nothing;
 	if (vp_job_eval(&j, false, err) < 0)
 		goto out;
+	/* A base side far from the host's own baselines of the commit: the
+	 * host, not the patch, moved; measure again rather than decide. */
+	if (!j.baseline && j.reruns < VERDICT_MAX_RERUNS) {
+		bool disturbed;
+
+		if (base_disturbed(vp, &j, &disturbed, why, sizeof(why), err) < 0)
+			goto out;
+		if (disturbed) {
+			if (agent_usable(vp->st, j.host_agent_id, &usable, err) < 0)
+				goto out;
+			if (usable) {
+				if (schedule_rerun(vp, &j, why, lines, err) < 0)
+					goto out;
+				d->followups++;
+				goto commit;
+			}
+			vp_say(lines, "job %lld: the host was disturbed (%s), and agent %s cannot "
+			       "measure it again", (long long)job_id, why, j.host);
+		}
+	}
 	/* A baseline measures the host's own noise at the context's
 	 * repetitions: it decides on what it has, no follow-up. */
 	if (j.out.state == VERDICT_PENDING && !j.baseline) {

@@ -123,6 +123,10 @@
 #define VERDICT_CP_MIN_POINTS 5
 #define VERDICT_CP_ALPHA 0.01
 
+/* Times a job is measured again because its base side lay outside the
+ * host's own baselines of the commit (drift_base_disturbed()). */
+#define VERDICT_MAX_RERUNS 1
+
 struct verdict_pass_stats {
 	unsigned long jobs_decided;	/* job verdicts stored */
 	unsigned long followups;	/* jobs queued again for more repetitions */

@@ -133,6 +133,10 @@
 #define JS_ROUND "round"		/* number: a follow-up round, from 1 */
 #define JS_REPETITION_BASE "repetition_base"	/* number: runs per side before */
 #define JS_PIN_AGENT "pin_agent"	/* string: the agent of the first round */
+#define JS_FROM_ATTEMPT "from_attempt"	/* number: samples of earlier attempts
+					 * do not count (a disturbed round
+					 * measured again) */
+#define JS_RERUNS "reruns"		/* number: such re-runs so far */
 
 /* JS_TREE */
 #define JS_TREE_NAME "name"		/* string */

@@ -12,6 +12,9 @@
 #    measured, and a 'head' baseline once a commit lands on the branch;
 #  - the host's own noise (GET /api/v1/hosts/NAME/noise) is the A/A
 #    pairs' spread and the MDE it gives at the context's cap;
+#  - a patch job whose base side lies far outside the host's own baseline
+#    of its base commit is measured again (once) instead of decided, and
+#    decided on the new round only;
 #  - bad requests are refused by name.
 . "$PG_TOP/tests/integration/lib.sh"
 . "$PG_TOP/tests/integration/delivery_lib.sh"
@@ -177,6 +180,44 @@ jq_is "$TMP/out" ".baselines[0].commit" "$head1"
 expect_rc 0 $C run show "$run"
 expect_grep "^run $run: baseline \(manual\) of dpdk-demo main at $head1, one build as both sides" "$TMP/out"
 expect_grep "# a baseline: nothing to apply" "$TMP/out"
+
+# ---- verdicts that read the baseline -------------------------------------------------
+
+# A series on head1, on the host that measured head1's baseline (its build
+# mode only): its base side 30 % below that baseline is the host, not the
+# patch: measured again, once, and decided on the new round alone.
+bmode=$(q "SELECT build_mode FROM jobs WHERE id = $bj")
+cat "$P"/series-a/*.patch >"$TMP/a.mbox"
+expect_rc 0 $C ingest --mbox "$TMP/a.mbox"
+expect_rc 0 $C plan
+arun=$(q "SELECT max(id) FROM runs WHERE series_id IS NOT NULL")
+[ "$(q "SELECT base_commit FROM runs WHERE id = $arun")" = "$head1" ] || fail "series a is not on head1"
+q "UPDATE jobs SET state = 'cancelled', finished_at = 1, pin_agent_id = NULL,
+   outcome_detail = 'test' WHERE state = 'queued' AND (run_id <> $arun OR build_mode <> '$bmode')"
+lease "$T1" "$TMP/l3.json"
+aj=$(jq -r .job.id "$TMP/l3.json")
+jq_is "$TMP/l3.json" .job.run "$arun"
+low="$(samples $M $KEY "7.00e6 7.03e6 6.98e6 7.01e6 6.99e6 7.02e6" \
+	"7.01e6 7.02e6 6.98e6 7.00e6 7.03e6 6.99e6")"
+result "$T1" "$aj" 1 "$(echo "$low $fwd $mpc" | jq -cs add)"
+requeued() { [ "$(q "SELECT state FROM jobs WHERE id = $aj")" = queued ]; }
+wait_until "the disturbed job measured again" requeued
+[ "$(q "SELECT json_extract(spec, '$.from_attempt') || ' ' || json_extract(spec, '$.reruns') ||
+	' ' || json_extract(spec, '$.repetition_base') FROM jobs WHERE id = $aj")" = "2 1 0" ] ||
+	fail "re-run spec: $(q "SELECT spec FROM jobs WHERE id = $aj")"
+q "SELECT outcome_detail FROM jobs WHERE id = $aj" >"$TMP/detail"
+expect_grep "^measured again \(1 of 1\): the host was disturbed: base side $M $KEY -30\.0% from this host's 12 baseline samples of $(echo "$head1" | cut -c1-12)" "$TMP/detail"
+[ "$(q "SELECT count(*) FROM verdicts WHERE job_id = $aj")" = 0 ] || fail "decided on a disturbed round"
+lease "$T1" "$TMP/l4.json"
+jq_is "$TMP/l4.json" .job.id "$aj"
+jq_is "$TMP/l4.json" .job.attempt 2
+result "$T1" "$aj" 2 "$(echo "$aa $fwd $mpc" | jq -cs add)"
+adecided() { [ -n "$(q "SELECT state FROM verdicts WHERE job_id = $aj AND metric IS NULL")" ]; }
+wait_until "the re-run job's verdict" adecided
+[ "$(q "SELECT n_base || '/' || n_patched FROM verdicts WHERE job_id = $aj AND metric = '$KEY'")" = "6/6" ] ||
+	fail "the disturbed round was counted: $(q "SELECT n_base, n_patched, description FROM verdicts WHERE job_id = $aj AND metric = '$KEY'")"
+grep -q "pending: measured again (1 of 1): the host was disturbed" "$TMP/ctl.log" ||
+	fail "the re-run is not in the log"
 
 # ---- scheduled: nothing while the head is measured; a commit queues one ------------
 
