@@ -412,6 +412,41 @@ export async function drift_renders_as_text(h) {
 	eq(d.pwned, 'undefined', 'typeof window.__pwned after the drift');
 }
 
+// A drift the controller stored (drift.h's host_drift, as a baseline's
+// verdict writes it): the API gives it on the agent, the page shows it.
+export async function stored_drift_shows(h) {
+	const why = 'mempool_perf mempool.cache -12.5% (p=2e-05, noise 0.4%) against its earlier baselines: ' +
+		'kernel "6.1.0-1" -> "<b>6.1.0-2</b>\x1b[2J"';
+	write(`INSERT INTO host_drift (host, build_mode, benchmark, metric, kind, commit_oid, change_pct, p,
+		noise_pct, why, state, flagged_at) VALUES ('e2e-1', 'demo-release', 'mempool_perf', 'mempool.cache',
+		'time', '${oid(7)}', -12.5, 0.00002, 0.4, '${why.replace(/'/g, "''")}' || char(27), 'drained', ${NOW})`);
+	try {
+		const a = (await api('/api/v1/agents')).agents.find((x) => x.name === 'e2e-1');
+		eq(a.drift && a.drift.state, 'drained', 'e2e-1 drift state in the API');
+		eq(a.drift.change_pct, -12.5, 'e2e-1 drift change_pct in the API');
+		const w = await h.page({ name: 'agents-drift' });
+		await w.open('/agents');
+		await frame(w, '/agents');
+		const d = await w.page.evaluate(() => {
+			const e = document.querySelector('table#agents span.drift[data-drift]');
+			return e ? { drift: e.dataset.drift, value: e.dataset.value,
+				     badge: e.querySelector('.badge')?.textContent ?? null,
+				     why: e.querySelector('.drift-why')?.textContent ?? null,
+				     bold: document.querySelectorAll('table#agents .drift b').length } : null;
+		});
+		check(d !== null, 'no drift badge for a drained agent');
+		eq(d.drift, 'drained', 'data-drift');
+		eq(Number(d.value), -12.5, 'data-value');
+		eq(d.badge, 'drained', 'the badge');
+		eq(d.why, sanitize(a.drift.why), 'the why text, as sanitised');
+		check(!UNSAFE.test(d.why), `a control character in the drift: ${JSON.stringify(d.why)}`);
+		eq(d.bold, 0, 'elements made of the why text');
+		await w.screenshot('agents-drift');
+	} finally {
+		write(`DELETE FROM host_drift`);
+	}
+}
+
 // Last: the store changes under the running controller, and each page
 // load tells what it holds now.
 export async function banner_follows_the_store(h) {
