@@ -1011,10 +1011,12 @@ int report_mail_format(const struct report_mail *r, struct pg_buf *out, struct p
 		pg_err_set(err, PG_EINVAL, "report mail: no report or no buffer");
 		goto out;
 	}
-	if (check_inputs(r, err) < 0 ||
-	    (r->alert ? alert_subject(r->subject, &subj, err)
-		      : make_label(r->label, label, sizeof(label), err) < 0 ||
-			report_mail_subject(r->subject, r->status, r->patch_id, &subj, err)) < 0)
+	label[0] = '\0';
+	if (check_inputs(r, err) < 0)
+		goto out;
+	if (r->alert ? alert_subject(r->subject, &subj, err) < 0
+		     : make_label(r->label, label, sizeof(label), err) < 0 ||
+		       report_mail_subject(r->subject, r->status, r->patch_id, &subj, err) < 0)
 		goto out;
 	if (format_date(r->date_ms, date, sizeof(date)) < 0) {
 		pg_err_set(err, PG_EINVAL, "date: %" PRId64 " ms is outside years 1900 to 9999",

@@ -690,6 +690,52 @@ static void test_hostile(void **state)
 	pg_buf_release(&out);
 }
 
+/* An alert: "[perfgate] " and its subject, made safe; no head lines a
+ * bot could take for a check; no Cc of an author; threading left out. */
+static void test_alert(void **state)
+{
+	struct pg_buf out = PG_BUF_INIT(1 << 20);
+	struct pg_err err = PG_ERR_INIT;
+	struct report_mail r;
+	static char unfolded[1 << 16];
+	const char *body;
+
+	(void)state;
+	base_report(&r);
+	r.alert = true;
+	r.cc_author = REPORT_CC_AUTHOR_NEVER;
+	r.patch_msgid = NULL;
+	r.patch_url = NULL;
+	r.subject = "main-branch regression: dpdk/main k -8.1% at 1c0a3e7b9d2f (mempool:\x1b[31m red)";
+	r.description = "Performance regression on a main branch";
+	r.table = "Commit: 1c0a3e7b9d2f\n";
+	assert_int_equal(report_mail_format(&r, &out, &err), 0);
+	check_lines(out.data, out.len);
+	/* The header unfolded. */
+	for (size_t i = 0, o = 0; i <= out.len; i++)
+		if (!(i + 2 < out.len && out.data[i] == '\r' && out.data[i + 1] == '\n' &&
+		      out.data[i + 2] == ' '))
+			unfolded[o++] = out.data[i];
+		else
+			i++;
+	assert_non_null(strstr(unfolded, "Subject: [perfgate] main-branch regression: dpdk/main k "
+			       "-8.1% at 1c0a3e7b9d2f (mempool:\\x1b[31m red)\r\n"));
+	assert_null(strstr(out.data, "Cc:"));
+	assert_null(strstr(out.data, "In-Reply-To:"));
+	body = strstr(out.data, "\r\n\r\n");
+	assert_non_null(body);
+	assert_int_equal(strncmp(body, "\r\n\r\n_Performance regression on a main branch_\r\n"
+				 "\r\nCommit: 1c0a3e7b9d2f\r\n", 71), 0);
+	assert_null(strstr(out.data, "Test-Label"));
+	assert_null(strstr(out.data, "Test-Status"));
+	/* An alert needs a subject of its own. */
+	r.subject = "";
+	pg_buf_reset(&out);
+	assert_int_equal(report_mail_format(&r, &out, &err), -1);
+	assert_non_null(strstr(err.msg, "subject"));
+	pg_buf_release(&out);
+}
+
 static void test_deterministic(void **state)
 {
 	struct pg_buf a = PG_BUF_INIT(1 << 20), b = PG_BUF_INIT(1 << 20);
@@ -722,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_body_encodings),
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_alert),
 		cmocka_unit_test(test_deterministic),
 	};
 
