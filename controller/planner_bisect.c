@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "changes.h"
 #include "fmt.h"
 #include "log.h"
@@ -16,8 +17,6 @@
 /* Commits of a range held at once: a main branch moves by hundreds a
  * month, a nightly baseline's range is far smaller. */
 #define BISECT_RANGE_MAX 4096
-/* Commits on each side whose medians make a level. */
-#define BISECT_LEVEL_POINTS 10
 
 /* The median of the values of commit i of s. */
 static int commit_median(const struct changes_series *s, size_t i, double *m, struct pg_err *err)
@@ -25,15 +24,13 @@ static int commit_median(const struct changes_series *s, size_t i, double *m, st
 	return stats_median(s->c[i].v, s->c[i].n, m, err);
 }
 
-/* The two levels around the range: medians of the commits up to `before`
- * (at most BISECT_LEVEL_POINTS) and from `after` on.  *p: the step's
- * two-sided Mann-Whitney p between them. */
-static int levels(const struct changes_series *s, size_t ib, size_t ia, double *lb, double *la,
-		  double *p, struct pg_err *err)
+/* The levels around the range (bisect.h): the commits up to `before`
+ * (index ib of s) and from `after` (ia) on. */
+static int levels(const struct changes_series *s, size_t ib, size_t ia, struct bisect_levels *lv,
+		  struct pg_err *err)
 {
 	double xb[BISECT_LEVEL_POINTS], xa[BISECT_LEVEL_POINTS];
 	size_t nb = 0, na = 0;
-	struct stats_mw mw;
 
 	for (size_t i = ib + 1; i-- > 0 && nb < BISECT_LEVEL_POINTS;)
 		if (commit_median(s, i, &xb[nb++], err) < 0)
@@ -41,11 +38,21 @@ static int levels(const struct changes_series *s, size_t ib, size_t ia, double *
 	for (size_t i = ia; i < s->n && na < BISECT_LEVEL_POINTS; i++)
 		if (commit_median(s, i, &xa[na++], err) < 0)
 			return -1;
-	if (stats_median(xb, nb, lb, err) < 0 || stats_median(xa, na, la, err) < 0 ||
-	    stats_mann_whitney(xa, na, xb, nb, &mw, err) < 0)
-		return -1;
-	*p = mw.p;
-	return 0;
+	return bisect_levels(xb, nb, xa, na, VERDICT_CP_ALPHA, lv, err);
+}
+
+/* The measured commits strictly inside range[0 .. n-1) (bisect.h), into
+ * pts[0 .. *n_pts) (n - 1 at most). */
+static void points(const struct changes_series *s, char (*range)[TREES_OID_HEX + 1], size_t n,
+		   struct bisect_point *pts, size_t *n_pts)
+{
+	*n_pts = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		long k = changes_series_find(s, range[i]);
+
+		if (k >= 0)
+			pts[(*n_pts)++] = (struct bisect_point){ i, s->c[k].v, s->c[k].n };
+	}
 }
 
 /* Tell a change point located: once (alerted_at), in the log. */
@@ -126,10 +133,13 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 	struct pg_err rerr = PG_ERR_INIT;
 	char mirror[TREES_PATH_MAX], why[CHANGES_TEXT_MAX];
 	char before[TREES_OID_HEX + 1], after[TREES_OID_HEX + 1];
-	double lb, la, pstep;
-	size_t n = 0, first = 0;
+	struct bisect_point *pts = NULL;
+	struct bisect_levels lv;
+	struct bisect_in in;
+	struct bisect_step st;
+	size_t n = 0, n_pts = 0;
 	long ib, ia;
-	bool waiting, moved = false;
+	bool waiting;
 	int64_t run = 0;
 	int rc = -1;
 
@@ -168,53 +178,46 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 			    err);
 		goto out;
 	}
-	if (levels(&s, (size_t)ib, (size_t)ia, &lb, &la, &pstep, err) < 0)
+	if (levels(&s, (size_t)ib, (size_t)ia, &lv, err) < 0)
 		goto out;
-	if (!(lb > 0 && la > 0) || !(pstep < VERDICT_CP_ALPHA)) {
+	if (!lv.stands) {
 		pg_fmt_cut(why, sizeof(why), "the step does not stand: %.4g before, %.4g after "
-			   "(p=%.2g)", lb, la, pstep);
+			   "(p=%.2g)", lv.before, lv.after, lv.p);
 		rc = finish(pl, c, NULL, why, p->now, err);
 		goto out;
 	}
-	/* Measured commits inside the range, oldest first: each goes to the
-	 * level it is nearer to (log scale); the range ends at the first one
-	 * at the new level. */
-	for (size_t i = 0; i + 1 < n; i++) {
-		long k = changes_series_find(&s, range[i]);
-		double m;
-
-		if (k < 0)
-			continue;
-		if (commit_median(&s, (size_t)k, &m, err) < 0)
-			goto out;
-		if (!(m > 0))
-			continue;
-		moved = true;
-		if (fabs(log(m / la)) < fabs(log(m / lb))) {
-			memcpy(after, range[i], sizeof(after));
-			n = i + 1;
-			break;
-		}
-		memcpy(before, range[i], sizeof(before));
-		first = i + 1;
-	}
-	if (moved && narrow(pl, c, before, after, p->now, err) < 0)
+	/* The measured commits inside the range decide how far it narrows
+	 * and what to measure next (bisect.h). */
+	pts = malloc(n * sizeof(*pts));
+	if (!pts) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
 		goto out;
-	if (n - first == 1) {
+	}
+	points(&s, range, n, pts, &n_pts);
+	in = (struct bisect_in){ lv.before, lv.after, n, pts, n_pts };
+	if (bisect_step(&in, &st, err) < 0)
+		goto out;
+	if (st.first > 0)
+		memcpy(before, range[st.first - 1], sizeof(before));
+	memcpy(after, range[st.last], sizeof(after));
+	if (st.moved && narrow(pl, c, before, after, p->now, err) < 0)
+		goto out;
+	if (st.next == BISECT_LOCATED) {
 		rc = finish(pl, c, after, "bisected", p->now, err);
 		goto out;
 	}
 	if (c->bisect_runs >= PLANNER_BISECT_MAX_RUNS) {
 		pg_fmt_cut(why, sizeof(why), "gave up after %lld baselines: %zu commits left between "
-			   "%.12s and %.12s", (long long)c->bisect_runs, n - first, before, after);
+			   "%.12s and %.12s", (long long)c->bisect_runs, st.last + 1 - st.first, before,
+			   after);
 		rc = finish(pl, c, NULL, why, p->now, err);
 		goto out;
 	}
-	/* The middle of the commits strictly inside: range[first .. n-2]. */
+	/* The next baseline, at the commit the step asks for. */
 	{
 		struct planner_baseline_req rq = {
 			.tree = c->tree, .branch = c->branch,
-			.commit = range[first + (n - 1 - first - 1) / 2],
+			.commit = range[st.measure],
 			.context = *c->context ? c->context : NULL, .trigger = "bisect",
 			.build_mode = c->build_mode, .pin_agent = c->host,
 		};
@@ -244,11 +247,12 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 		}
 		pl->stats.bisect_runs++;
 		pg_log_info(COMP, "change point %lld: %zu commits between %.12s and %.12s: baseline "
-			    "run %lld at %.12s on %s", (long long)c->id, n - first, before, after,
-			    (long long)run, rq.commit, c->host);
+			    "run %lld at %.12s on %s", (long long)c->id, st.last + 1 - st.first, before,
+			    after, (long long)run, rq.commit, c->host);
 	}
 	rc = 0;
 out:
+	free(pts);
 	changes_series_release(&s);
 	return rc;
 }
