@@ -188,7 +188,13 @@ static int measure(struct sim *sim, size_t c, struct pg_err *err)
 	return detect(sim, err);
 }
 
-/* planner_bisect.c's bisect_one() on change point i. */
+static struct bisect_point values_of(const struct sim *sim, size_t commit)
+{
+	return (struct bisect_point){ 0, sim->c[commit].v, sim->c[commit].n };
+}
+
+/* planner_bisect.c's bisect_one() on change point i: 0 when it moved, 1
+ * when it waits for more commits measured after it. */
 static int bisect_one(struct sim *sim, size_t i, struct pg_err *err)
 {
 	struct cpt *cp = &sim->cps[i];
@@ -200,11 +206,6 @@ static int bisect_one(struct sim *sim, size_t i, struct pg_err *err)
 	struct bisect_in in;
 	long ib, ia;
 
-	if (cp->after - cp->before == 1) {
-		cp->state = CP_CONFIRMED;
-		cp->located = cp->after;
-		return 0;
-	}
 	n = series(sim);
 	ib = series_find(sim, n, cp->before);
 	ia = series_find(sim, n, cp->after);
@@ -219,6 +220,8 @@ static int bisect_one(struct sim *sim, size_t i, struct pg_err *err)
 	if (bisect_levels(xb, nb, xa, na, VERDICT_CP_ALPHA, &lv, err) < 0)
 		return -1;
 	if (!lv.stands) {
+		if (lv.wait)
+			return 1;
 		cp->state = CP_DISMISSED;
 		return 0;
 	}
@@ -230,9 +233,31 @@ static int bisect_one(struct sim *sim, size_t i, struct pg_err *err)
 					  cp->after - cp->before);
 		pts[n_pts++] = (struct bisect_point){ c - cp->before - 1, sim->c[c].v, sim->c[c].n };
 	}
-	in = (struct bisect_in){ lv.before, lv.after, cp->after - cp->before, pts, n_pts };
+	in = (struct bisect_in){ lv.before, lv.after, lv.sigma, cp->after - cp->before, pts, n_pts,
+				 values_of(sim, cp->before), values_of(sim, cp->after),
+				 cp->runs < PLANNER_BISECT_MAX_RUNS };
 	if (bisect_step(&in, &st, err) < 0)
 		return -1;
+	switch (st.next) {
+	case BISECT_WIDEN_BEFORE:
+		if (ib == 0)
+			cp->state = CP_DISMISSED;
+		else
+			cp->before = sim->idx[ib - 1];
+		return 0;
+	case BISECT_WIDEN_AFTER:
+		if ((size_t)ia + 1 == n)
+			cp->state = CP_DISMISSED;
+		else
+			cp->after = sim->idx[ia + 1];
+		return 0;
+	case BISECT_MEASURE_BEFORE:
+		cp->runs++;
+		return measure(sim, cp->before, err);
+	case BISECT_LOCATED:
+	case BISECT_MEASURE:
+		break;
+	}
 	cp->before = old_before + st.first;
 	cp->after = old_before + 1 + st.last;
 	if (st.next == BISECT_LOCATED) {
@@ -256,11 +281,14 @@ static int bisect_all(struct sim *sim, struct pg_err *err)
 	while (again) {
 		again = false;
 		for (size_t i = 0; i < sim->n_cps; i++) {
+			int rc;
+
 			if (sim->cps[i].state != CP_SUSPECTED)
 				continue;
-			if (bisect_one(sim, i, err) < 0)
+			rc = bisect_one(sim, i, err);
+			if (rc < 0)
 				return -1;
-			again = true;
+			again = again || rc == 0;
 		}
 	}
 	return 0;
@@ -296,7 +324,8 @@ static int run_history(struct sim *sim, double step_pct, struct tally *t, struct
 	for (size_t i = 0; i < sim->n_cps; i++) {
 		const struct cpt *cp = &sim->cps[i];
 
-		if (!mine && cp->first_before < sim->step_at && sim->step_at <= cp->first_after) {
+		if (!mine && ((cp->first_before < sim->step_at && sim->step_at <= cp->first_after) ||
+			      (cp->before < sim->step_at && sim->step_at <= cp->after))) {
 			mine = cp;
 			continue;
 		}

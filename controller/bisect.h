@@ -19,19 +19,47 @@
  *     including `before`, the level after that of up to as many from
  *     `after` on (each commit counts once, by the median of its values).
  *     The step stands when both levels are > 0 and a two-sided
- *     Mann-Whitney test between the two groups gives p < alpha.
+ *     Mann-Whitney test between the two groups gives p < alpha.  One that
+ *     does not stand with fewer than BISECT_LEVEL_POINTS commits measured
+ *     from `after` on is not judged yet: the change point waits for more
+ *     head baselines (cp_detect() judges its split with only
+ *     CP_MIN_POINTS_DEFAULT values after it, against the whole segment
+ *     before it, which the levels do not see).  The
+ *     noise, sigma, is the robust standard deviation (MAD *
+ *     STATS_MAD_NORMAL) of the log values around their own side's level.
  *
- *  2. Step (bisect_step()): the measured commits strictly inside the
- *     range are taken oldest first.  The median m of a commit's values is
- *     placed on the log scale between the levels, t = log(m / before) /
- *     log(after / before) (0 at the level before, 1 at the level after).
- *     A commit with t <= 1/2 (not nearer the level after) is at the old
- *     level: the range starts after it.  One with t > 1/2 is at the new
- *     level: the range ends at it, and later ones are not looked at.  A
- *     commit whose median is not > 0 is skipped.
+ *  2. Step (bisect_step()).  A commit's median m of its n values is placed
+ *     on the log scale between the levels: u = log(m / before) / log(after
+ *     / before) is 0 at the level before, 1 at the level after.  It is at
+ *     the old level when u < 1/2 - z, at the new level when u > 1/2 + z,
+ *     and undecided in between, where z = BISECT_ZONE_Z * sigma / sqrt(n)
+ *     / |log(after / before)|: half a zone of BISECT_ZONE_Z standard
+ *     errors of its median around the midpoint.  An undecided commit is
+ *     measured again while it has fewer than BISECT_COMMIT_MAX_VALUES
+ *     values and a baseline may be spent (may_measure); else it goes to
+ *     the level it is nearer to (u <= 1/2: the old one).  With sigma 0
+ *     every commit goes to the nearer level at once.
+ *     a. The ends first: the range's `before` at the new level means the
+ *        search put the change one measured commit too late: widen the
+ *        range to the measured commit before it (BISECT_WIDEN_BEFORE);
+ *        `after` at the old level, one too early (BISECT_WIDEN_AFTER).
+ *        An end undecided is measured again.  An end without values is
+ *        not checked.
+ *     b. The measured commits strictly inside the range, oldest first: one
+ *        at the old level starts the range after it; one at the new level
+ *        ends the range at it, and later ones are not looked at; an
+ *        undecided one is measured again.  A commit whose median is not
+ *        > 0 is skipped.
  *     The result is the range left: located when it holds one commit;
  *     else the next baseline is at its middle commit (the older of the
  *     two middle ones).
+ *
+ * Why the zone: one value of a commit decides a step of 3 times the noise
+ * wrongly 7 % of the time (the midpoint is 1.5 standard deviations from
+ * either level), and a bisection takes 4 or 5 such decisions.  Measured
+ * again while undecided, the bisection of such a step locates it right
+ * ~95 % of the time for ~3.5 more baselines (bench/changes_sim.c); a step
+ * of 10 times the noise almost never falls in the zone.
  */
 
 #include <stdbool.h>
@@ -41,11 +69,20 @@
 
 /* Commits on each side whose medians make a level. */
 #define BISECT_LEVEL_POINTS 10
+/* The undecided zone, in standard errors of a commit's median either side
+ * of the midpoint, and the values of a commit after which its nearer level
+ * decides. */
+#define BISECT_ZONE_Z 1.5
+#define BISECT_COMMIT_MAX_VALUES 4
 
 struct bisect_levels {
 	double before, after;		/* medians; NaN without values */
 	double p;			/* the step's two-sided Mann-Whitney p */
+	double sigma;			/* the noise of one value, log scale */
 	bool stands;			/* before > 0, after > 0, p < alpha */
+	bool wait;			/* it does not stand, but fewer than
+					 * BISECT_LEVEL_POINTS commits after
+					 * it are measured: not judged yet */
 };
 
 /*
@@ -67,14 +104,23 @@ struct bisect_point {
 
 struct bisect_in {
 	double before, after;		/* the levels, > 0 and different */
+	double sigma;			/* >= 0, log scale (bisect_levels()) */
 	size_t n_range;			/* commits in (before, after], >= 1 */
 	const struct bisect_point *pts;	/* by pos, strictly ascending */
 	size_t n_pts;
+	/* The values of the range's ends, the commit `before` and the commit
+	 * `after` (pos ignored; n 0: not checked). */
+	struct bisect_point end_before, end_after;
+	bool may_measure;		/* a baseline may be spent */
 };
 
 enum bisect_next {
 	BISECT_LOCATED,			/* the range is one commit: `last` */
-	BISECT_MEASURE,			/* measure the commit at `measure` */
+	BISECT_MEASURE,			/* measure the commit at `measure`
+					 * (n_range - 1: the end after) */
+	BISECT_MEASURE_BEFORE,		/* measure the end before again */
+	BISECT_WIDEN_BEFORE,		/* the end before is at the new level */
+	BISECT_WIDEN_AFTER,		/* the end after is at the old level */
 };
 
 struct bisect_step {
@@ -84,14 +130,18 @@ struct bisect_step {
 					 * at first - 1 (the old before when
 					 * first is 0), its `after` at last */
 	bool moved;			/* first > 0 or last < n_range - 1 */
-	size_t measure;			/* BISECT_MEASURE: first <= measure <
+	size_t measure;			/* BISECT_MEASURE: first <= measure <=
 					 * last */
+	bool again;			/* BISECT_MEASURE: of a commit already
+					 * measured, undecided */
 };
 
 /*
- * One step as in 2. above.  Returns 0 with *out, or -1 with err:
- * PG_EINVAL for levels not > 0 or equal, n_range 0, points out of order
- * or outside the range, a point without values; PG_ENOMEM.
+ * One step as in 2. above.  For the BISECT_WIDEN_ answers first and last
+ * are 0 and n_range - 1 (nothing narrowed).  Returns 0 with *out, or -1
+ * with err: PG_EINVAL for levels not > 0 or equal, sigma < 0, n_range 0,
+ * points out of order or outside the range, a point without values;
+ * PG_ENOMEM.
  */
 int bisect_step(const struct bisect_in *in, struct bisect_step *out, struct pg_err *err);
 

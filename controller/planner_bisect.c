@@ -123,6 +123,81 @@ static int run_waiting(struct store *st, int64_t run_id, bool *waiting, struct p
 	return 0;
 }
 
+/* A bisection baseline of commit `commit` of change point c, whose range
+ * (before, after] holds `left` commits. */
+static int measure(struct planner *pl, struct pass *p, const struct change_point *c,
+		   const char *commit, const char *before, const char *after, size_t left,
+		   struct pg_err *err)
+{
+	struct planner_baseline_req rq = {
+		.tree = c->tree, .branch = c->branch, .commit = commit,
+		.context = *c->context ? c->context : NULL, .trigger = "bisect",
+		.build_mode = c->build_mode, .pin_agent = c->host,
+	};
+	struct planner_stats keep = pl->stats;
+	struct pg_err berr = PG_ERR_INIT;
+	char why[CHANGES_TEXT_MAX];
+	int64_t run = 0;
+
+	if (planner_baseline(pl, &rq, &run, &berr) < 0) {
+		pl->stats = keep;
+		if (berr.code != PG_ENOTFOUND && berr.code != PG_EINVAL) {
+			*err = berr;
+			return -1;
+		}
+		pg_fmt_cut(why, sizeof(why), "cannot measure inside its range: %s", berr.msg);
+		return finish(pl, c, NULL, why, p->now, err);
+	}
+	keep.runs_created += pl->stats.runs_created;
+	keep.jobs_created += pl->stats.jobs_created;
+	keep.baselines_planned += pl->stats.baselines_planned;
+	pl->stats = keep;
+	if (store_begin(pl->st, err) < 0)
+		return -1;
+	if (changes_bisect_run_tx(pl->st, c->id, run, p->now, err) < 0 ||
+	    store_commit(pl->st, err) < 0) {
+		store_rollback(pl->st);
+		return -1;
+	}
+	pl->stats.bisect_runs++;
+	pg_log_info(COMP, "change point %lld: %zu commits between %.12s and %.12s: baseline run "
+		    "%lld at %.12s on %s", (long long)c->id, left, before, after, (long long)run,
+		    commit, c->host);
+	return 0;
+}
+
+/* The search put change point c one measured commit off (bisect.h, 2a):
+ * its range widens to the measured commit before its end before (index ib
+ * of s), or after its end after (ia), or it is dismissed when there is
+ * none or another change point ends there. */
+static int widen(struct planner *pl, struct pass *p, const struct change_point *c,
+		 const struct changes_series *s, size_t ib, size_t ia, bool earlier,
+		 struct pg_err *err)
+{
+	struct pg_err nerr = PG_ERR_INIT;
+	char why[CHANGES_TEXT_MAX];
+
+	if (earlier ? ib == 0 : ia + 1 >= s->n) {
+		pg_fmt_cut(why, sizeof(why), "its commit %s is at the %s level and no commit %s it "
+			   "is measured", earlier ? "before" : "after", earlier ? "new" : "old",
+			   earlier ? "before" : "after");
+		return finish(pl, c, NULL, why, p->now, err);
+	}
+	if (narrow(pl, c, earlier ? s->c[ib - 1].oid : s->c[ib].oid,
+		   earlier ? s->c[ia].oid : s->c[ia + 1].oid, p->now, &nerr) == 0) {
+		pg_log_info(COMP, "change point %lld: its commit %s is at the %s level: the range "
+			    "widens to %.12s", (long long)c->id, earlier ? "before" : "after",
+			    earlier ? "new" : "old", earlier ? s->c[ib - 1].oid : s->c[ia + 1].oid);
+		return 0;
+	}
+	if (nerr.code != PG_ECONFLICT) {
+		*err = nerr;
+		return -1;
+	}
+	pg_fmt_cut(why, sizeof(why), "its range cannot widen: %s", nerr.msg);
+	return finish(pl, c, NULL, why, p->now, err);
+}
+
 /* One step of one change point (see planner.h). */
 static int bisect_one(struct planner *pl, struct pass *p, const struct change_point *c,
 		      char (*range)[TREES_OID_HEX + 1], struct pg_err *err)
@@ -140,7 +215,6 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 	size_t n = 0, n_pts = 0;
 	long ib, ia;
 	bool waiting;
-	int64_t run = 0;
 	int rc = -1;
 
 	if (run_waiting(pl->st, c->bisect_run_id, &waiting, err) < 0)
@@ -164,8 +238,6 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 		pg_fmt_cut(why, sizeof(why), "no range to bisect: %s", rerr.msg);
 		return finish(pl, c, NULL, why, p->now, err);
 	}
-	if (n == 1)
-		return finish(pl, c, after, "adjacent commits", p->now, err);
 
 	/* The levels either side, from the history in git order. */
 	if (changes_series_read(pl->st, &key, &s, err) < 0)
@@ -180,30 +252,48 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 	}
 	if (levels(&s, (size_t)ib, (size_t)ia, &lv, err) < 0)
 		goto out;
+	if (lv.wait) {
+		rc = 0;
+		goto out;
+	}
 	if (!lv.stands) {
 		pg_fmt_cut(why, sizeof(why), "the step does not stand: %.4g before, %.4g after "
 			   "(p=%.2g)", lv.before, lv.after, lv.p);
 		rc = finish(pl, c, NULL, why, p->now, err);
 		goto out;
 	}
-	/* The measured commits inside the range decide how far it narrows
-	 * and what to measure next (bisect.h). */
+	/* The range's ends and the measured commits inside it decide how far
+	 * it narrows or widens and what to measure next (bisect.h). */
 	pts = malloc(n * sizeof(*pts));
 	if (!pts) {
 		pg_err_set(err, PG_ENOMEM, "out of memory");
 		goto out;
 	}
 	points(&s, range, n, pts, &n_pts);
-	in = (struct bisect_in){ lv.before, lv.after, n, pts, n_pts };
+	in = (struct bisect_in){
+		.before = lv.before, .after = lv.after, .sigma = lv.sigma, .n_range = n,
+		.pts = pts, .n_pts = n_pts,
+		.end_before = { 0, s.c[ib].v, s.c[ib].n }, .end_after = { 0, s.c[ia].v, s.c[ia].n },
+		.may_measure = c->bisect_runs < PLANNER_BISECT_MAX_RUNS,
+	};
 	if (bisect_step(&in, &st, err) < 0)
 		goto out;
+	if (st.next == BISECT_WIDEN_BEFORE || st.next == BISECT_WIDEN_AFTER) {
+		rc = widen(pl, p, c, &s, (size_t)ib, (size_t)ia, st.next == BISECT_WIDEN_BEFORE,
+			   err);
+		goto out;
+	}
+	if (st.next == BISECT_MEASURE_BEFORE) {
+		rc = measure(pl, p, c, before, before, after, n, err);
+		goto out;
+	}
 	if (st.first > 0)
 		memcpy(before, range[st.first - 1], sizeof(before));
 	memcpy(after, range[st.last], sizeof(after));
 	if (st.moved && narrow(pl, c, before, after, p->now, err) < 0)
 		goto out;
 	if (st.next == BISECT_LOCATED) {
-		rc = finish(pl, c, after, "bisected", p->now, err);
+		rc = finish(pl, c, after, n == 1 ? "adjacent commits" : "bisected", p->now, err);
 		goto out;
 	}
 	if (c->bisect_runs >= PLANNER_BISECT_MAX_RUNS) {
@@ -213,44 +303,7 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 		rc = finish(pl, c, NULL, why, p->now, err);
 		goto out;
 	}
-	/* The next baseline, at the commit the step asks for. */
-	{
-		struct planner_baseline_req rq = {
-			.tree = c->tree, .branch = c->branch,
-			.commit = range[st.measure],
-			.context = *c->context ? c->context : NULL, .trigger = "bisect",
-			.build_mode = c->build_mode, .pin_agent = c->host,
-		};
-		struct planner_stats keep = pl->stats;
-		struct pg_err berr = PG_ERR_INIT;
-
-		if (planner_baseline(pl, &rq, &run, &berr) < 0) {
-			pl->stats = keep;
-			if (berr.code != PG_ENOTFOUND && berr.code != PG_EINVAL) {
-				*err = berr;
-				goto out;
-			}
-			pg_fmt_cut(why, sizeof(why), "cannot measure inside its range: %s", berr.msg);
-			rc = finish(pl, c, NULL, why, p->now, err);
-			goto out;
-		}
-		keep.runs_created += pl->stats.runs_created;
-		keep.jobs_created += pl->stats.jobs_created;
-		keep.baselines_planned += pl->stats.baselines_planned;
-		pl->stats = keep;
-		if (store_begin(pl->st, err) < 0)
-			goto out;
-		if (changes_bisect_run_tx(pl->st, c->id, run, p->now, err) < 0 ||
-		    store_commit(pl->st, err) < 0) {
-			store_rollback(pl->st);
-			goto out;
-		}
-		pl->stats.bisect_runs++;
-		pg_log_info(COMP, "change point %lld: %zu commits between %.12s and %.12s: baseline "
-			    "run %lld at %.12s on %s", (long long)c->id, st.last + 1 - st.first, before,
-			    after, (long long)run, rq.commit, c->host);
-	}
-	rc = 0;
+	rc = measure(pl, p, c, range[st.measure], before, after, st.last + 1 - st.first, err);
 out:
 	free(pts);
 	changes_series_release(&s);
