@@ -40,7 +40,7 @@
  * A/A: change points confirmed (alerts) and dismissed per 1,000 commits.
  * Every cell has its own random stream derived from the seed.
  *
- *   changes_sim [-n HISTORIES] [-c COMMITS] [-t MIN_CHANGE_PCT] [-s SEED]
+ *   changes_sim [-n HISTORIES] [-c COMMITS] [-t THRESHOLD_PCT] [-s SEED]
  */
 #include <errno.h>
 #include <math.h>
@@ -98,7 +98,8 @@ struct commit {
 struct sim {
 	long histories;
 	size_t commits;
-	double min_change_pct;
+	double threshold_pct;		/* the context's */
+	double min_change_pct;		/* -m: instead of cp_main_min_change() */
 	uint64_t seed;
 	/* One history. */
 	struct commit *c;
@@ -142,10 +143,15 @@ static int commit_median(const struct sim *sim, size_t commit, double *m, struct
 	return stats_median(sim->c[commit].v, sim->c[commit].n, m, err);
 }
 
+static double min_change(const struct sim *sim)
+{
+	return sim->min_change_pct > 0 ? sim->min_change_pct : cp_main_min_change(sim->threshold_pct);
+}
+
 /* verdict_history.c's detect() on the history as it stands. */
 static int detect(struct sim *sim, struct pg_err *err)
 {
-	struct cp_params cp = { VERDICT_CP_MIN_POINTS, VERDICT_CP_ALPHA, sim->min_change_pct };
+	struct cp_params cp = { VERDICT_CP_MIN_POINTS, VERDICT_CP_ALPHA, min_change(sim) };
 	size_t n = series(sim), from = 0, before, after;
 	struct cp_change ch;
 
@@ -421,7 +427,7 @@ static int parse_args(int argc, char **argv, struct sim *sim)
 	long long v;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:c:t:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:c:t:m:s:")) != -1) {
 		int rc = -1;
 
 		switch (opt) {
@@ -434,6 +440,9 @@ static int parse_args(int argc, char **argv, struct sim *sim)
 				sim->commits = (size_t)v;
 			break;
 		case 't':
+			rc = parse_double(optarg, 0, 100, &sim->threshold_pct);
+			break;
+		case 'm':
 			rc = parse_double(optarg, 0, 100, &sim->min_change_pct);
 			break;
 		case 's':
@@ -451,7 +460,7 @@ static int parse_args(int argc, char **argv, struct sim *sim)
 
 int main(int argc, char **argv)
 {
-	struct sim sim = { .histories = 400, .commits = 500, .min_change_pct = 5.0, .seed = 17 };
+	struct sim sim = { .histories = 400, .commits = 500, .threshold_pct = 5.0, .seed = 17 };
 	struct tally (*cells)[N_STEP] = NULL;
 	struct pg_err err = PG_ERR_INIT;
 	int64_t t0 = pg_time_mono_ms();
@@ -459,7 +468,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &sim) < 0) {
 		fprintf(stderr, "usage: changes_sim [-n HISTORIES] [-c COMMITS (50..%d)]"
-			" [-t MIN_CHANGE_PCT] [-s SEED]\n", COMMITS_MAX);
+			" [-t THRESHOLD_PCT] [-m MIN_CHANGE_PCT] [-s SEED]\n", COMMITS_MAX);
 		return EXIT_USAGE;
 	}
 	sim.c = calloc(sim.commits, sizeof(*sim.c));
@@ -472,9 +481,10 @@ int main(int argc, char **argv)
 	}
 	printf("bench changes_sim: seed=%llu histories=%ld commits=%zu push=1..%d"
 	       " noise=lognormal(value = level * exp(s * N(0,1)), s = noise_pct / 100)"
-	       " speedups=1/4 min_change_pct=%g min_points=%d alpha=%g bisect_max_runs=%d\n",
+	       " speedups=1/4 threshold_pct=%g min_change_pct=%g min_points=%d alpha=%g"
+	       " bisect_max_runs=%d\n",
 	       (unsigned long long)sim.seed, sim.histories, sim.commits, PUSH_MAX,
-	       sim.min_change_pct, VERDICT_CP_MIN_POINTS, VERDICT_CP_ALPHA,
+	       sim.threshold_pct, min_change(&sim), VERDICT_CP_MIN_POINTS, VERDICT_CP_ALPHA,
 	       PLANNER_BISECT_MAX_RUNS);
 	for (size_t ni = 0; ni < N_NOISE; ni++)
 		for (size_t si = 0; si < N_STEP; si++)
