@@ -239,9 +239,14 @@ static int bisect_one(struct sim *sim, size_t i, struct pg_err *err)
 					  cp->after - cp->before);
 		pts[n_pts++] = (struct bisect_point){ c - cp->before - 1, sim->c[c].v, sim->c[c].n };
 	}
-	in = (struct bisect_in){ lv.before, lv.after, lv.sigma, cp->after - cp->before, pts, n_pts,
-				 values_of(sim, cp->before), values_of(sim, cp->after),
-				 cp->runs < PLANNER_BISECT_MAX_RUNS };
+	in = (struct bisect_in){
+		.before = lv.before, .after = lv.after, .sigma = lv.sigma,
+		.n_range = cp->after - cp->before, .pts = pts, .n_pts = n_pts,
+		.end_before = values_of(sim, cp->before), .end_after = values_of(sim, cp->after),
+		.before_found = cp->before == cp->first_before,
+		.after_found = cp->after == cp->first_after,
+		.may_measure = cp->runs < PLANNER_BISECT_MAX_RUNS,
+	};
 	if (bisect_step(&in, &st, err) < 0)
 		return -1;
 	switch (st.next) {

@@ -54,11 +54,13 @@ int bisect_levels(const double *xb, size_t nb, const double *xa, size_t na, doub
 
 enum side { SIDE_OLD, SIDE_NEW, SIDE_UNDECIDED, SIDE_SKIP };
 
-/* Which level commit pt is at (bisect.h, 2.). */
-static int classify(const struct bisect_in *in, const struct bisect_point *pt, enum side *side,
-		    struct pg_err *err)
+/* Which level commit pt is at (bisect.h, 2.); found: an end as the search
+ * chose it. */
+static int classify(const struct bisect_in *in, const struct bisect_point *pt, bool found,
+		    enum side *side, struct pg_err *err)
 {
 	double m, d = log(in->after / in->before), u, z;
+	double zone = found && pt->n == 1 ? BISECT_END_ZONE_Z : BISECT_ZONE_Z;
 
 	if (stats_median(pt->v, pt->n, &m, err) < 0)
 		return -1;
@@ -67,7 +69,7 @@ static int classify(const struct bisect_in *in, const struct bisect_point *pt, e
 		return 0;
 	}
 	u = log(m / in->before) / d;
-	z = BISECT_ZONE_Z * in->sigma / sqrt((double)pt->n) / fabs(d);
+	z = zone * in->sigma / sqrt((double)pt->n) / fabs(d);
 	if (in->may_measure && pt->n < BISECT_COMMIT_MAX_VALUES && fabs(u - 0.5) < z)
 		*side = SIDE_UNDECIDED;
 	else
@@ -98,7 +100,7 @@ int bisect_step(const struct bisect_in *in, struct bisect_step *out, struct pg_e
 	out->last = last;
 	/* a. The ends. */
 	if (in->end_before.n) {
-		if (classify(in, &in->end_before, &side, err) < 0)
+		if (classify(in, &in->end_before, in->before_found, &side, err) < 0)
 			return -1;
 		if (side == SIDE_UNDECIDED || side == SIDE_NEW) {
 			out->next = side == SIDE_NEW ? BISECT_WIDEN_BEFORE : BISECT_MEASURE_BEFORE;
@@ -106,7 +108,7 @@ int bisect_step(const struct bisect_in *in, struct bisect_step *out, struct pg_e
 		}
 	}
 	if (in->end_after.n) {
-		if (classify(in, &in->end_after, &side, err) < 0)
+		if (classify(in, &in->end_after, in->after_found, &side, err) < 0)
 			return -1;
 		if (side == SIDE_UNDECIDED || side == SIDE_OLD) {
 			out->next = side == SIDE_OLD ? BISECT_WIDEN_AFTER : BISECT_MEASURE;
@@ -119,7 +121,7 @@ int bisect_step(const struct bisect_in *in, struct bisect_step *out, struct pg_e
 	for (size_t i = 0; i < in->n_pts; i++) {
 		const struct bisect_point *pt = &in->pts[i];
 
-		if (classify(in, pt, &side, err) < 0)
+		if (classify(in, pt, false, &side, err) < 0)
 			return -1;
 		if (side == SIDE_SKIP)
 			continue;

@@ -44,11 +44,11 @@
  *    0.5 % and 1 % noise, 85 % at 2 % and 5 % noise; false alerts 0 to
  *    0.3 per 1,000 commits;
  *  - with cp_main_min_change() (1 %): a step of 3 times the noise is
- *    found (its commit in the change point's range) in 93-96 % of
+ *    found (its commit in the change point's range) in 93-97 % of
  *    histories, 50-53 commits after it on average (~5 pushes); a step of
  *    10 times the noise (up to 20 %) in all; false alerts (change points
- *    confirmed by bisection on a level that never moved) 0.02 to 0.29 per
- *    1,000 commits, and 0.005 to 0.31 dismissed by it.
+ *    confirmed by bisection on a level that never moved) 0.01 to 0.22 per
+ *    1,000 commits, and 0.005 to 0.39 dismissed by bisection.
  */
 
 #include <stdbool.h>

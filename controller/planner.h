@@ -260,11 +260,11 @@ int planner_baselines_due(struct planner *pl, int64_t interval_s, struct pg_err 
  * Simulated (bench/changes_sim.c: 400 histories of 500 commits per cell,
  * pushes of 1-20 commits, lognormal noise, the search's 1 % minimum
  * change): a step of 3 times the noise (1.5 % at 0.5 % noise ... 15 % at
- * 5 %) is found and located at its commit in 89-93 % of histories (within
- * one commit 90-93 %) with 7.3-7.7 bisection baselines on average (16 at
- * most); a step of 10 times the noise or more in 99-100 % with 3.7-5.5.
- * One nearest-level decision per measured commit, the rule before, located
- * the 3x steps in 57-66 % with 3.6-3.7.
+ * 5 %) is found and located at its commit in 91-94 % of histories (within
+ * one commit 91-95 %) with 8.3-8.7 bisection baselines on average (16 at
+ * most); a step of 5 times the noise in 99.5 % with 5.4, of 10 times or
+ * more in 99.8-100 % with 3.7.  One nearest-level decision per measured
+ * commit, the rule before, located the 3x steps in 57-66 % with 3.6-3.7.
  */
 #define PLANNER_BISECT_MAX_RUNS 16
 int planner_bisect_pass(struct planner *pl, struct pg_err *err);

@@ -274,6 +274,8 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 		.before = lv.before, .after = lv.after, .sigma = lv.sigma, .n_range = n,
 		.pts = pts, .n_pts = n_pts,
 		.end_before = { 0, s.c[ib].v, s.c[ib].n }, .end_after = { 0, s.c[ia].v, s.c[ia].n },
+		.before_found = !strcmp(c->before, c->first_before),
+		.after_found = !strcmp(c->after, c->first_after),
 		.may_measure = c->bisect_runs < PLANNER_BISECT_MAX_RUNS,
 	};
 	if (bisect_step(&in, &st, err) < 0)

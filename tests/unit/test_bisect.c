@@ -191,6 +191,28 @@ static void test_ends(void **state)
 	assert_int_equal(st.next, BISECT_MEASURE);
 	assert_int_equal(st.measure, 4);
 	assert_true(st.again);
+	/* An end the search chose, with one value: a wider zone (93.2 is
+	 * outside the plain zone, inside the wide one); with two values the
+	 * plain zone again. */
+	{
+		const double lean[] = { 93.2 }, lean2[] = { 93.2, 93.2 };
+
+		in.end_after.v = lean;
+		assert_int_equal(bisect_step(&in, &st, NULL), 0);
+		assert_int_equal(st.next, BISECT_MEASURE);
+		assert_false(st.again);
+		in.after_found = true;
+		assert_int_equal(bisect_step(&in, &st, NULL), 0);
+		assert_int_equal(st.next, BISECT_MEASURE);
+		assert_true(st.again);
+		assert_int_equal(st.measure, 4);
+		in.end_after.v = lean2;
+		in.end_after.n = 2;
+		assert_int_equal(bisect_step(&in, &st, NULL), 0);
+		assert_false(st.again);
+		in.end_after.n = 1;
+		in.after_found = false;
+	}
 	/* Adjacent commits whose ends hold: located. */
 	in.end_after.v = new1;
 	in.n_range = 1;
