@@ -96,3 +96,8 @@ out:
 	free(scratch);
 	return rc;
 }
+
+double cp_main_min_change(double threshold_pct)
+{
+	return threshold_pct < CP_MAIN_MIN_CHANGE_PCT ? threshold_pct : CP_MAIN_MIN_CHANGE_PCT;
+}

@@ -234,22 +234,37 @@ int planner_baselines_due(struct planner *pl, int64_t interval_s, struct pg_err 
 
 /*
  * Bisection (DESIGN.md section 2.9).  Each change point still 'suspected'
- * (changes.h) whose range holds more than one commit of the branch's
- * first-parent line is narrowed: the commits inside it already measured on
- * its host (by a baseline or a series' base side) go, oldest first, to the
- * level they are nearer to (the medians of up to 10 commits either side,
- * in log scale), and the range ends at the first one at the new level;
- * when commits are left inside it and no baseline of it waits, a baseline
- * of the middle one is planned (trigger "bisect", the change point's
- * context and build mode only, pinned to its host).  It ends located at
- * one commit ('confirmed', told once in the log and by alerted_at), or
+ * (changes.h) is taken one step further, by the rule of bisect.h: the
+ * levels either side (the medians of up to 10 measured commits each, and
+ * their noise); the range's ends checked, the commits inside it already
+ * measured on its host (by a baseline or a series' base side) placed,
+ * oldest first, at the level they are nearer to (log scale) when they are
+ * clearly nearer, and measured again when they sit in the middle zone
+ * (the value of a commit is the median of its values); the range ends at
+ * the first one at the new level.  When commits are left inside it and no
+ * baseline of it waits, a baseline of the commit the step names is
+ * planned (the middle one, or one to measure again; trigger "bisect", the
+ * change point's context and build mode only, pinned to its host).  An
+ * end found at the other level widens the range by one measured commit
+ * (the search put the change one measured commit off).  It ends located
+ * at one commit ('confirmed', told once in the log and by alerted_at), or
  * dismissed: the two levels no longer differ (Mann-Whitney p >=
- * VERDICT_CP_ALPHA), its commits left the branch or the history, its
- * context or host is gone, or PLANNER_BISECT_MAX_RUNS baselines did not
- * get there.  Each change is its own transaction; a baseline planned just
- * before a crash may be planned again.  Adds to pl->stats.  Returns 0, or
- * -1 when the store failed (a change point that cannot move now is
- * counted in stats.errors and tried again).
+ * VERDICT_CP_ALPHA once 10 commits after the range are measured; before
+ * that it waits), its commits left the branch or the history, its range
+ * cannot widen, its context or host is gone, or PLANNER_BISECT_MAX_RUNS
+ * baselines did not get there.  Each change is its own transaction; a
+ * baseline planned just before a crash may be planned again.  Adds to
+ * pl->stats.  Returns 0, or -1 when the store failed (a change point that
+ * cannot move now is counted in stats.errors and tried again).
+ *
+ * Simulated (bench/changes_sim.c: 400 histories of 500 commits per cell,
+ * pushes of 1-20 commits, lognormal noise, the search's 1 % minimum
+ * change): a step of 3 times the noise (1.5 % at 0.5 % noise ... 15 % at
+ * 5 %) is found and located at its commit in 91-94 % of histories (within
+ * one commit 91-95 %) with 8.3-8.7 bisection baselines on average (16 at
+ * most); a step of 5 times the noise in 99.5 % with 5.4, of 10 times or
+ * more in 99.8-100 % with 3.7.  One nearest-level decision per measured
+ * commit, the rule before, located the 3x steps in 57-66 % with 3.6-3.7.
  */
 #define PLANNER_BISECT_MAX_RUNS 16
 int planner_bisect_pass(struct planner *pl, struct pg_err *err);

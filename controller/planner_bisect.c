@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "changes.h"
 #include "fmt.h"
 #include "log.h"
@@ -16,8 +17,6 @@
 /* Commits of a range held at once: a main branch moves by hundreds a
  * month, a nightly baseline's range is far smaller. */
 #define BISECT_RANGE_MAX 4096
-/* Commits on each side whose medians make a level. */
-#define BISECT_LEVEL_POINTS 10
 
 /* The median of the values of commit i of s. */
 static int commit_median(const struct changes_series *s, size_t i, double *m, struct pg_err *err)
@@ -25,15 +24,13 @@ static int commit_median(const struct changes_series *s, size_t i, double *m, st
 	return stats_median(s->c[i].v, s->c[i].n, m, err);
 }
 
-/* The two levels around the range: medians of the commits up to `before`
- * (at most BISECT_LEVEL_POINTS) and from `after` on.  *p: the step's
- * two-sided Mann-Whitney p between them. */
-static int levels(const struct changes_series *s, size_t ib, size_t ia, double *lb, double *la,
-		  double *p, struct pg_err *err)
+/* The levels around the range (bisect.h): the commits up to `before`
+ * (index ib of s) and from `after` (ia) on. */
+static int levels(const struct changes_series *s, size_t ib, size_t ia, struct bisect_levels *lv,
+		  struct pg_err *err)
 {
 	double xb[BISECT_LEVEL_POINTS], xa[BISECT_LEVEL_POINTS];
 	size_t nb = 0, na = 0;
-	struct stats_mw mw;
 
 	for (size_t i = ib + 1; i-- > 0 && nb < BISECT_LEVEL_POINTS;)
 		if (commit_median(s, i, &xb[nb++], err) < 0)
@@ -41,11 +38,21 @@ static int levels(const struct changes_series *s, size_t ib, size_t ia, double *
 	for (size_t i = ia; i < s->n && na < BISECT_LEVEL_POINTS; i++)
 		if (commit_median(s, i, &xa[na++], err) < 0)
 			return -1;
-	if (stats_median(xb, nb, lb, err) < 0 || stats_median(xa, na, la, err) < 0 ||
-	    stats_mann_whitney(xa, na, xb, nb, &mw, err) < 0)
-		return -1;
-	*p = mw.p;
-	return 0;
+	return bisect_levels(xb, nb, xa, na, VERDICT_CP_ALPHA, lv, err);
+}
+
+/* The measured commits strictly inside range[0 .. n-1) (bisect.h), into
+ * pts[0 .. *n_pts) (n - 1 at most). */
+static void points(const struct changes_series *s, char (*range)[TREES_OID_HEX + 1], size_t n,
+		   struct bisect_point *pts, size_t *n_pts)
+{
+	*n_pts = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		long k = changes_series_find(s, range[i]);
+
+		if (k >= 0)
+			pts[(*n_pts)++] = (struct bisect_point){ i, s->c[k].v, s->c[k].n };
+	}
 }
 
 /* Tell a change point located: once (alerted_at), in the log. */
@@ -116,6 +123,81 @@ static int run_waiting(struct store *st, int64_t run_id, bool *waiting, struct p
 	return 0;
 }
 
+/* A bisection baseline of commit `commit` of change point c, whose range
+ * (before, after] holds `left` commits. */
+static int measure(struct planner *pl, struct pass *p, const struct change_point *c,
+		   const char *commit, const char *before, const char *after, size_t left,
+		   struct pg_err *err)
+{
+	struct planner_baseline_req rq = {
+		.tree = c->tree, .branch = c->branch, .commit = commit,
+		.context = *c->context ? c->context : NULL, .trigger = "bisect",
+		.build_mode = c->build_mode, .pin_agent = c->host,
+	};
+	struct planner_stats keep = pl->stats;
+	struct pg_err berr = PG_ERR_INIT;
+	char why[CHANGES_TEXT_MAX];
+	int64_t run = 0;
+
+	if (planner_baseline(pl, &rq, &run, &berr) < 0) {
+		pl->stats = keep;
+		if (berr.code != PG_ENOTFOUND && berr.code != PG_EINVAL) {
+			*err = berr;
+			return -1;
+		}
+		pg_fmt_cut(why, sizeof(why), "cannot measure inside its range: %s", berr.msg);
+		return finish(pl, c, NULL, why, p->now, err);
+	}
+	keep.runs_created += pl->stats.runs_created;
+	keep.jobs_created += pl->stats.jobs_created;
+	keep.baselines_planned += pl->stats.baselines_planned;
+	pl->stats = keep;
+	if (store_begin(pl->st, err) < 0)
+		return -1;
+	if (changes_bisect_run_tx(pl->st, c->id, run, p->now, err) < 0 ||
+	    store_commit(pl->st, err) < 0) {
+		store_rollback(pl->st);
+		return -1;
+	}
+	pl->stats.bisect_runs++;
+	pg_log_info(COMP, "change point %lld: %zu commits between %.12s and %.12s: baseline run "
+		    "%lld at %.12s on %s", (long long)c->id, left, before, after, (long long)run,
+		    commit, c->host);
+	return 0;
+}
+
+/* The search put change point c one measured commit off (bisect.h, 2a):
+ * its range widens to the measured commit before its end before (index ib
+ * of s), or after its end after (ia), or it is dismissed when there is
+ * none or another change point ends there. */
+static int widen(struct planner *pl, struct pass *p, const struct change_point *c,
+		 const struct changes_series *s, size_t ib, size_t ia, bool earlier,
+		 struct pg_err *err)
+{
+	struct pg_err nerr = PG_ERR_INIT;
+	char why[CHANGES_TEXT_MAX];
+
+	if (earlier ? ib == 0 : ia + 1 >= s->n) {
+		pg_fmt_cut(why, sizeof(why), "its commit %s is at the %s level and no commit %s it "
+			   "is measured", earlier ? "before" : "after", earlier ? "new" : "old",
+			   earlier ? "before" : "after");
+		return finish(pl, c, NULL, why, p->now, err);
+	}
+	if (narrow(pl, c, earlier ? s->c[ib - 1].oid : s->c[ib].oid,
+		   earlier ? s->c[ia].oid : s->c[ia + 1].oid, p->now, &nerr) == 0) {
+		pg_log_info(COMP, "change point %lld: its commit %s is at the %s level: the range "
+			    "widens to %.12s", (long long)c->id, earlier ? "before" : "after",
+			    earlier ? "new" : "old", earlier ? s->c[ib - 1].oid : s->c[ia + 1].oid);
+		return 0;
+	}
+	if (nerr.code != PG_ECONFLICT) {
+		*err = nerr;
+		return -1;
+	}
+	pg_fmt_cut(why, sizeof(why), "its range cannot widen: %s", nerr.msg);
+	return finish(pl, c, NULL, why, p->now, err);
+}
+
 /* One step of one change point (see planner.h). */
 static int bisect_one(struct planner *pl, struct pass *p, const struct change_point *c,
 		      char (*range)[TREES_OID_HEX + 1], struct pg_err *err)
@@ -126,11 +208,13 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 	struct pg_err rerr = PG_ERR_INIT;
 	char mirror[TREES_PATH_MAX], why[CHANGES_TEXT_MAX];
 	char before[TREES_OID_HEX + 1], after[TREES_OID_HEX + 1];
-	double lb, la, pstep;
-	size_t n = 0, first = 0;
+	struct bisect_point *pts = NULL;
+	struct bisect_levels lv;
+	struct bisect_in in;
+	struct bisect_step st;
+	size_t n = 0, n_pts = 0;
 	long ib, ia;
-	bool waiting, moved = false;
-	int64_t run = 0;
+	bool waiting;
 	int rc = -1;
 
 	if (run_waiting(pl->st, c->bisect_run_id, &waiting, err) < 0)
@@ -154,8 +238,6 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 		pg_fmt_cut(why, sizeof(why), "no range to bisect: %s", rerr.msg);
 		return finish(pl, c, NULL, why, p->now, err);
 	}
-	if (n == 1)
-		return finish(pl, c, after, "adjacent commits", p->now, err);
 
 	/* The levels either side, from the history in git order. */
 	if (changes_series_read(pl->st, &key, &s, err) < 0)
@@ -168,87 +250,64 @@ static int bisect_one(struct planner *pl, struct pass *p, const struct change_po
 			    err);
 		goto out;
 	}
-	if (levels(&s, (size_t)ib, (size_t)ia, &lb, &la, &pstep, err) < 0)
+	if (levels(&s, (size_t)ib, (size_t)ia, &lv, err) < 0)
 		goto out;
-	if (!(lb > 0 && la > 0) || !(pstep < VERDICT_CP_ALPHA)) {
+	if (lv.wait) {
+		rc = 0;
+		goto out;
+	}
+	if (!lv.stands) {
 		pg_fmt_cut(why, sizeof(why), "the step does not stand: %.4g before, %.4g after "
-			   "(p=%.2g)", lb, la, pstep);
+			   "(p=%.2g)", lv.before, lv.after, lv.p);
 		rc = finish(pl, c, NULL, why, p->now, err);
 		goto out;
 	}
-	/* Measured commits inside the range, oldest first: each goes to the
-	 * level it is nearer to (log scale); the range ends at the first one
-	 * at the new level. */
-	for (size_t i = 0; i + 1 < n; i++) {
-		long k = changes_series_find(&s, range[i]);
-		double m;
-
-		if (k < 0)
-			continue;
-		if (commit_median(&s, (size_t)k, &m, err) < 0)
-			goto out;
-		if (!(m > 0))
-			continue;
-		moved = true;
-		if (fabs(log(m / la)) < fabs(log(m / lb))) {
-			memcpy(after, range[i], sizeof(after));
-			n = i + 1;
-			break;
-		}
-		memcpy(before, range[i], sizeof(before));
-		first = i + 1;
-	}
-	if (moved && narrow(pl, c, before, after, p->now, err) < 0)
+	/* The range's ends and the measured commits inside it decide how far
+	 * it narrows or widens and what to measure next (bisect.h). */
+	pts = malloc(n * sizeof(*pts));
+	if (!pts) {
+		pg_err_set(err, PG_ENOMEM, "out of memory");
 		goto out;
-	if (n - first == 1) {
-		rc = finish(pl, c, after, "bisected", p->now, err);
+	}
+	points(&s, range, n, pts, &n_pts);
+	in = (struct bisect_in){
+		.before = lv.before, .after = lv.after, .sigma = lv.sigma, .n_range = n,
+		.pts = pts, .n_pts = n_pts,
+		.end_before = { 0, s.c[ib].v, s.c[ib].n }, .end_after = { 0, s.c[ia].v, s.c[ia].n },
+		.before_found = !strcmp(c->before, c->first_before),
+		.after_found = !strcmp(c->after, c->first_after),
+		.may_measure = c->bisect_runs < PLANNER_BISECT_MAX_RUNS,
+	};
+	if (bisect_step(&in, &st, err) < 0)
+		goto out;
+	if (st.next == BISECT_WIDEN_BEFORE || st.next == BISECT_WIDEN_AFTER) {
+		rc = widen(pl, p, c, &s, (size_t)ib, (size_t)ia, st.next == BISECT_WIDEN_BEFORE,
+			   err);
+		goto out;
+	}
+	if (st.next == BISECT_MEASURE_BEFORE) {
+		rc = measure(pl, p, c, before, before, after, n, err);
+		goto out;
+	}
+	if (st.first > 0)
+		memcpy(before, range[st.first - 1], sizeof(before));
+	memcpy(after, range[st.last], sizeof(after));
+	if (st.moved && narrow(pl, c, before, after, p->now, err) < 0)
+		goto out;
+	if (st.next == BISECT_LOCATED) {
+		rc = finish(pl, c, after, n == 1 ? "adjacent commits" : "bisected", p->now, err);
 		goto out;
 	}
 	if (c->bisect_runs >= PLANNER_BISECT_MAX_RUNS) {
 		pg_fmt_cut(why, sizeof(why), "gave up after %lld baselines: %zu commits left between "
-			   "%.12s and %.12s", (long long)c->bisect_runs, n - first, before, after);
+			   "%.12s and %.12s", (long long)c->bisect_runs, st.last + 1 - st.first, before,
+			   after);
 		rc = finish(pl, c, NULL, why, p->now, err);
 		goto out;
 	}
-	/* The middle of the commits strictly inside: range[first .. n-2]. */
-	{
-		struct planner_baseline_req rq = {
-			.tree = c->tree, .branch = c->branch,
-			.commit = range[first + (n - 1 - first - 1) / 2],
-			.context = *c->context ? c->context : NULL, .trigger = "bisect",
-			.build_mode = c->build_mode, .pin_agent = c->host,
-		};
-		struct planner_stats keep = pl->stats;
-		struct pg_err berr = PG_ERR_INIT;
-
-		if (planner_baseline(pl, &rq, &run, &berr) < 0) {
-			pl->stats = keep;
-			if (berr.code != PG_ENOTFOUND && berr.code != PG_EINVAL) {
-				*err = berr;
-				goto out;
-			}
-			pg_fmt_cut(why, sizeof(why), "cannot measure inside its range: %s", berr.msg);
-			rc = finish(pl, c, NULL, why, p->now, err);
-			goto out;
-		}
-		keep.runs_created += pl->stats.runs_created;
-		keep.jobs_created += pl->stats.jobs_created;
-		keep.baselines_planned += pl->stats.baselines_planned;
-		pl->stats = keep;
-		if (store_begin(pl->st, err) < 0)
-			goto out;
-		if (changes_bisect_run_tx(pl->st, c->id, run, p->now, err) < 0 ||
-		    store_commit(pl->st, err) < 0) {
-			store_rollback(pl->st);
-			goto out;
-		}
-		pl->stats.bisect_runs++;
-		pg_log_info(COMP, "change point %lld: %zu commits between %.12s and %.12s: baseline "
-			    "run %lld at %.12s on %s", (long long)c->id, n - first, before, after,
-			    (long long)run, rq.commit, c->host);
-	}
-	rc = 0;
+	rc = measure(pl, p, c, range[st.measure], before, after, st.last + 1 - st.first, err);
 out:
+	free(pts);
 	changes_series_release(&s);
 	return rc;
 }

@@ -24,7 +24,8 @@ static int detect(struct store *st, const char *mirror_root, const struct vp_job
 {
 	const struct changes_key key = { j->host, j->tree, j->branch, j->build_mode,
 					 k->benchmark, k->metric };
-	struct cp_params cp = { VERDICT_CP_MIN_POINTS, VERDICT_CP_ALPHA, j->params.threshold_pct };
+	struct cp_params cp = { VERDICT_CP_MIN_POINTS, VERDICT_CP_ALPHA,
+				cp_main_min_change(j->params.threshold_pct) };
 	struct changes_series s = { NULL, 0, 0 };
 	struct change_point c;
 	char after[CHANGES_OID_MAX + 1];

@@ -86,7 +86,8 @@
  * per base commit (the median of its rows), commits in the order they were
  * first measured, from the commit after the last change point recorded for
  * the series, the latest CP_MAX_POINTS of them; a change of at least the
- * job's threshold_pct with p < VERDICT_CP_ALPHA, judged with
+ * job's threshold_pct, or of CP_MAIN_MIN_CHANGE_PCT when smaller
+ * (cp_main_min_change()), with p < VERDICT_CP_ALPHA, judged with
  * VERDICT_CP_MIN_POINTS commits on each side, is recorded in change_points
  * (state 'suspected', commit_before and commit_after the commits around it,
  * effect the change in percent signed so that negative is worse, p) once
@@ -118,8 +119,8 @@
 /* Defaults of the follow-up waits (see step 1). */
 #define VERDICT_PIN_WAIT_S 900
 #define VERDICT_PIN_MAX_WAIT_S (24 * 60 * 60)
-/* The change-point search (changepoint.h); the minimum change is the
- * job's threshold_pct. */
+/* The change-point search (changepoint.h); the minimum change is
+ * cp_main_min_change() of the job's threshold_pct. */
 #define VERDICT_CP_MIN_POINTS 5
 #define VERDICT_CP_ALPHA 0.01
 

@@ -136,6 +136,15 @@ static void test_min_change(void **state)
 	assert_true(ch.found);
 }
 
+/* A main branch's minimum change: 1 %, or a smaller threshold. */
+static void test_main_min_change(void **state)
+{
+	(void)state;
+	assert_true(cp_main_min_change(5.0) == CP_MAIN_MIN_CHANGE_PCT);
+	assert_true(cp_main_min_change(0.5) == 0.5);
+	assert_true(CP_MAIN_MIN_CHANGE_PCT == 1.0);
+}
+
 static void test_bad_input(void **state)
 {
 	struct cp_params bad = { 1, 0.01, 5 };
@@ -171,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_noise_not_flagged),
 		cmocka_unit_test(test_outlier_not_flagged),
 		cmocka_unit_test(test_min_change),
+		cmocka_unit_test(test_main_min_change),
 		cmocka_unit_test(test_bad_input),
 	};
 
