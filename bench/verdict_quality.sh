@@ -33,6 +33,10 @@ export PG_BUILD PG_TOP
 runs=${PG_BENCH_VERDICT_RUNS:-20}
 big=${PG_BENCH_VERDICT_SLOWDOWN_RUNS:-$(( (runs + 3) / 4 ))}
 threshold=${PG_BENCH_VERDICT_THRESHOLD:-5}
+# PG_BENCH_VERDICT_KINDS: which kinds to run (all three by default).
+kinds=${PG_BENCH_VERDICT_KINDS:-comment slowdown5 slowdown}
+# The key the slowdowns slow down: each run's verdict against its MDE.
+SLOWED=mempool.cache.cores1.keep128.get32.put32.const0
 
 dpdk_setup
 dpdk_profile ".contexts[\"perfgate-demo-Performance\"] += {\"build_modes\": [\"demo-release\"],
@@ -78,7 +82,26 @@ verdict_of() {
 	q "SELECT metric || ' ' || state || ' ' || printf('%.2f', effect) || ' ' || n_base
 	   FROM verdicts WHERE run_id = $run AND metric IS NOT NULL" >>"$TMP/$2.keys"
 	mde_of "$run" >>"$TMP/$2.mde"
+	# STATE EFFECT MDE of the slowed key, per run.
+	echo "$(q "SELECT state FROM verdicts WHERE run_id = $run AND job_id IS NULL")" \
+		"$(q "SELECT printf('%.2f', effect) FROM verdicts WHERE run_id = $run AND metric = '$SLOWED'")" \
+		"$(awk -v k=$SLOWED '$1 == k { print $2; exit }' "$TMP/mde")" >>"$TMP/$2.runs"
 	q "SELECT state || ' ' || description FROM verdicts WHERE run_id = $run AND job_id IS NULL"
+}
+
+# by_mde KIND: the runs of KIND whose slowed key's MDE was under the
+# threshold, and the others, by verdict.
+by_mde() {
+	awk -v kind=$1 -v t=$threshold '
+		NF == 3 { u = ($3 < t) ? "under" : "over"; n[u]++; c[u, $1]++ }
+		NF < 3 { n["unknown"]++ }
+		END {
+			for (i = 0; i < 3; i++) {
+				u = i == 0 ? "under" : i == 1 ? "over" : "unknown"
+				printf "bench verdict_by_mde: %s mde_%s_%s%%: runs=%d fail=%d warning=%d success=%d\n",
+					kind, u, t, n[u], c[u, "fail"], c[u, "warning"], c[u, "success"]
+			}
+		}' "$TMP/$1.runs"
 }
 
 # keys KIND: per key over the runs of KIND, the key verdicts, the effect
@@ -117,6 +140,7 @@ PY
 
 for kind in comment slowdown5 slowdown; do
 	: >"$TMP/$kind.txt"
+	: >"$TMP/$kind.runs"
 	: >"$TMP/$kind.keys"
 	: >"$TMP/$kind.mde"
 	: >"$TMP/$kind.time"
@@ -124,6 +148,7 @@ for kind in comment slowdown5 slowdown; do
 	# (not "want": expect_rc, which dpdk_ingest_plan calls, sets it)
 	of=$runs
 	[ $kind = slowdown ] && of=$big
+	case " $kinds " in *" $kind "*) ;; *) of=0 ;; esac
 	while [ $n -le "$of" ]; do
 		verdict_of $n $kind >>"$TMP/$kind.txt"
 		n=$((n + 1))
@@ -135,6 +160,9 @@ echo "bench verdict_detect5: threshold_pct=$threshold runs=$runs regression_foun
 echo "bench verdict_detect: threshold_pct=$threshold runs=$big regression_found=$(count fail slowdown) warning=$(count warning slowdown) success=$(count success slowdown) (goal: all)"
 for kind in comment slowdown5 slowdown; do
 	[ -s "$TMP/$kind.keys" ] && keys $kind
+done
+for kind in slowdown5 slowdown; do
+	[ -s "$TMP/$kind.runs" ] && by_mde $kind
 done
 for kind in comment slowdown5 slowdown; do
 	[ -s "$TMP/$kind.time" ] &&
