@@ -565,7 +565,7 @@ static int decide_job(struct verdict_pass *vp, int64_t job_id, bool give_up,
 		goto out;
 	/* A base side far from the host's own baselines of the commit: the
 	 * host, not the patch, moved; measure again rather than decide. */
-	if (!j.baseline && j.reruns < VERDICT_MAX_RERUNS) {
+	if (!j.baseline && j.reruns < VERDICT_MAX_RERUNS && !strcmp(j.state, "done")) {
 		bool disturbed;
 
 		if (base_disturbed(vp, &j, &disturbed, why, sizeof(why), err) < 0)
