@@ -64,7 +64,8 @@
  * which puts the step at the wrong commit.  Measured again while
  * undecided, with the ends the search chose checked, a step of 3 times
  * the noise is located at its commit in 95-96 % of simulated histories
- * (bench/changes_sim.c, 1,000 per cell, two seeds) for ~11.5 bisection
+ * (bench/changes_sim.c, 1,000 per cell, two seeds; 96-97 % once
+ * CP_SPREAD_MULT 2 lets the search find more of them) for ~11.5 bisection
  * baselines; a step of 10 times the noise almost never falls in a zone
  * and still takes ~3.7.  Why these sizes: with a zone of 1.5 standard
  * errors and a commit's nearer level deciding after 4 values, 89-93 %

@@ -261,8 +261,8 @@ int planner_baselines_due(struct planner *pl, int64_t interval_s, struct pg_err 
  * cell, seeds 17 and 99, pushes of 1-20 commits, lognormal noise, the
  * search's 1 % minimum change): a step of 3 times the noise (1.5 % at
  * 0.5 % noise ... 15 % at 5 %) is found and located at its commit in
- * 95-96 % of histories with 11.1-11.8 bisection baselines on average (32
- * at most); a step of 5 times the noise in 99.6-100 % with 6.0-6.2, of 10
+ * 96-97 % of histories with 11.1-12.0 bisection baselines on average (32
+ * at most); a step of 5 times the noise in 99.6-100 % with 5.9-6.2, of 10
  * times or more in 99.9-100 % with 3.7-3.8.  With at most 16 baselines,
  * a zone of 1.5 and 4 values a commit (the rule before) the 3x steps were
  * located in 89-93 % with 8.2-8.6; one nearest-level decision per
