@@ -60,12 +60,21 @@
  *
  * Why the zone: one value of a commit decides a step of 3 times the noise
  * wrongly 7 % of the time (the midpoint is 1.5 standard deviations from
- * either level), and a bisection takes 4 or 5 such decisions.  Measured
- * again while undecided, with the ends the search chose checked, a step
- * of 3 times the noise is located at its commit in 91-94 % of simulated
- * histories (57-66 % before) for ~8.5 bisection baselines instead of
- * ~3.7 (bench/changes_sim.c); a step of 10 times the noise almost never
- * falls in a zone and still takes ~3.7.
+ * either level), and a bisection takes 4 or 5 such decisions, any of
+ * which puts the step at the wrong commit.  Measured again while
+ * undecided, with the ends the search chose checked, a step of 3 times
+ * the noise is located at its commit in 95-96 % of simulated histories
+ * (bench/changes_sim.c, 1,000 per cell, two seeds; 96-97 % once
+ * CP_SPREAD_MULT 2 lets the search find more of them) for ~11.5 bisection
+ * baselines; a step of 10 times the noise almost never falls in a zone
+ * and still takes ~3.7.  Why these sizes: with a zone of 1.5 standard
+ * errors and a commit's nearer level deciding after 4 values, 89-93 %
+ * were located for ~8.5 baselines: a commit still in the zone after 4
+ * values is one whose values lean toward the midpoint, and its nearer
+ * level is then wrong often; most of the misses were such forced
+ * decisions, the rest the levels' own error (each the median of 10
+ * commits), which a zone of 2 standard errors covers.  A zone of 2 with
+ * 4 values, or of 1.5 with 8, gives 93-96 %.
  */
 
 #include <stdbool.h>
@@ -77,11 +86,12 @@
 #define BISECT_LEVEL_POINTS 10
 /* The undecided zone, in standard errors of a commit's median either side
  * of the midpoint, and the values of a commit after which its nearer level
- * decides. */
-#define BISECT_ZONE_Z 1.5
+ * decides (see "Why the zone" above; PLANNER_BISECT_MAX_RUNS leaves room
+ * for a few commits measured that often). */
+#define BISECT_ZONE_Z 2.0
 /* The zone of an end that the search chose, while it has one value. */
 #define BISECT_END_ZONE_Z 3.0
-#define BISECT_COMMIT_MAX_VALUES 4
+#define BISECT_COMMIT_MAX_VALUES 8
 
 struct bisect_levels {
 	double before, after;		/* medians; NaN without values */

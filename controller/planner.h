@@ -257,16 +257,20 @@ int planner_baselines_due(struct planner *pl, int64_t interval_s, struct pg_err 
  * pl->stats.  Returns 0, or -1 when the store failed (a change point that
  * cannot move now is counted in stats.errors and tried again).
  *
- * Simulated (bench/changes_sim.c: 400 histories of 500 commits per cell,
- * pushes of 1-20 commits, lognormal noise, the search's 1 % minimum
- * change): a step of 3 times the noise (1.5 % at 0.5 % noise ... 15 % at
- * 5 %) is found and located at its commit in 91-94 % of histories (within
- * one commit 91-95 %) with 8.3-8.7 bisection baselines on average (16 at
- * most); a step of 5 times the noise in 99.5 % with 5.4, of 10 times or
- * more in 99.8-100 % with 3.7.  One nearest-level decision per measured
- * commit, the rule before, located the 3x steps in 57-66 % with 3.6-3.7.
+ * Simulated (bench/changes_sim.c: 1,000 histories of 500 commits per
+ * cell, seeds 17 and 99, pushes of 1-20 commits, lognormal noise, the
+ * search's 1 % minimum change): a step of 3 times the noise (1.5 % at
+ * 0.5 % noise ... 15 % at 5 %) is found and located at its commit in
+ * 96-97 % of histories with 11.1-12.0 bisection baselines on average (32
+ * at most); a step of 5 times the noise in 99.6-100 % with 5.9-6.2, of 10
+ * times or more in 99.9-100 % with 3.7-3.8.  With at most 16 baselines,
+ * a zone of 1.5 and 4 values a commit (the rule before) the 3x steps were
+ * located in 89-93 % with 8.2-8.6; one nearest-level decision per
+ * measured commit, the rule before that, in 57-66 % with 3.6-3.7.  A
+ * located regression is worth the baselines: a dismissed one is a
+ * regression nobody is told about.
  */
-#define PLANNER_BISECT_MAX_RUNS 16
+#define PLANNER_BISECT_MAX_RUNS 32
 int planner_bisect_pass(struct planner *pl, struct pg_err *err);
 
 /* Append one line of counts ("runs=2 jobs=6 ...") to out.  Returns 0 or

@@ -115,7 +115,8 @@ static void test_skip(void **state)
 }
 
 /* Levels 100 and 90 with 1 % noise: log(100/90) = 0.105, the zone is
- * 1.5 * 0.01 / sqrt(n) around the midpoint 94.9 on the log scale. */
+ * BISECT_ZONE_Z (2) * 0.01 / sqrt(n) around the midpoint 94.9 on the log
+ * scale. */
 static const double sigma1 = 0.01;
 
 /* A commit in the middle zone is measured again; with more values its
@@ -123,7 +124,9 @@ static const double sigma1 = 0.01;
  * nearer level decides. */
 static void test_undecided_measured_again(void **state)
 {
-	const double mid[] = { 94.5 }, two[] = { 94.5, 92 }, four[] = { 94.9, 95, 95, 95.1 };
+	const double mid[] = { 94.5 }, two[] = { 94.5, 92 };
+	const double cap[BISECT_COMMIT_MAX_VALUES] = { 94.9, 95, 95, 95.1,
+							94.9, 95, 95, 95.1 };
 	struct bisect_point pt = { 3, mid, 1 };
 	struct bisect_in in = { .before = 100, .after = 90, .sigma = sigma1, .n_range = 9,
 				.pts = &pt, .n_pts = 1, .may_measure = true };
@@ -143,8 +146,8 @@ static void test_undecided_measured_again(void **state)
 	assert_false(st.again);
 	assert_int_equal(st.last, 3);
 	assert_int_equal(st.measure, 1);
-	/* Four values still undecided: the nearer level (old). */
-	pt.v = four;
+	/* At the cap of values still undecided: the nearer level (old). */
+	pt.v = cap;
 	pt.n = BISECT_COMMIT_MAX_VALUES;
 	assert_int_equal(bisect_step(&in, &st, NULL), 0);
 	assert_false(st.again);
@@ -191,11 +194,11 @@ static void test_ends(void **state)
 	assert_int_equal(st.next, BISECT_MEASURE);
 	assert_int_equal(st.measure, 4);
 	assert_true(st.again);
-	/* An end the search chose, with one value: a wider zone (93.2 is
+	/* An end the search chose, with one value: a wider zone (92.8 is
 	 * outside the plain zone, inside the wide one); with two values the
 	 * plain zone again. */
 	{
-		const double lean[] = { 93.2 }, lean2[] = { 93.2, 93.2 };
+		const double lean[] = { 92.8 }, lean2[] = { 92.8, 92.8 };
 
 		in.end_after.v = lean;
 		assert_int_equal(bisect_step(&in, &st, NULL), 0);
