@@ -465,7 +465,7 @@ static int parse_args(int argc, char **argv, struct sim *sim)
 
 int main(int argc, char **argv)
 {
-	struct sim sim = { .histories = 400, .commits = 500, .threshold_pct = 5.0, .seed = 17 };
+	struct sim sim = { .histories = 1000, .commits = 500, .threshold_pct = 5.0, .seed = 17 };
 	struct tally (*cells)[N_STEP] = NULL;
 	struct pg_err err = PG_ERR_INIT;
 	int64_t t0 = pg_time_mono_ms();
