@@ -201,7 +201,7 @@ static int check_key(struct store *st, const struct drift_job *j, const struct d
 		     struct pg_err *err)
 {
 	struct vec ref = { NULL, 0, 0 }, cur = { NULL, 0, 0 };
-	struct pg_buf why = PG_BUF_INIT(DRIFT_WHY_MAX - 1);
+	char why[DRIFT_WHY_MAX];
 	struct pg_buf facts = PG_BUF_INIT(PG_BUF_NOLIMIT);
 	cJSON *fa = NULL, *fb = NULL;
 	struct cmp cm;
@@ -230,10 +230,11 @@ static int check_key(struct store *st, const struct drift_job *j, const struct d
 	if (fingerprint(st, ref_job, &fa, err) < 0 || fingerprint(st, j->job_id, &fb, err) < 0 ||
 	    fact_diff(fa, fb, &facts) < 0)
 		goto out;
-	pg_buf_printf(&why, "%s %s %+.1f%% (p=%.2g, noise %.1f%%) at %.12s against %s: %s",
-		      k->benchmark, k->metric, change, cm.p, noise, j->commit,
-		      class ? "the other hosts of its class" : "its earlier baselines",
-		      pg_buf_str(&facts));
+	/* Cut, visibly, when many facts changed. */
+	pg_fmt_cut(why, sizeof(why), "%s %s %+.1f%% (p=%.2g, noise %.1f%%) at %.12s against %s: %s",
+		   k->benchmark, k->metric, change, cm.p, noise, j->commit,
+		   class ? "the other hosts of its class" : "its earlier baselines",
+		   pg_buf_str(&facts));
 	if (store_run(st, "flag host drift",
 		      "INSERT INTO host_drift (host, build_mode, benchmark, metric, kind, commit_oid,"
 		      " change_pct, p, noise_pct, why, job_id, state, flagged_at)"
@@ -243,7 +244,7 @@ static int check_key(struct store *st, const struct drift_job *j, const struct d
 				 STORE_TEXT(k->benchmark), STORE_TEXT(k->metric),
 				 STORE_TEXT(class ? "class" : "time"), STORE_TEXT(j->commit),
 				 STORE_REAL(change), STORE_REAL(cm.p), STORE_REAL(noise),
-				 STORE_TEXT(pg_buf_str(&why)), STORE_INT(j->job_id),
+				 STORE_TEXT(why), STORE_INT(j->job_id),
 				 STORE_TEXT(j->drain ? "drained" : "flagged"), STORE_INT(now)),
 		      err) < 0)
 		goto out;
@@ -252,8 +253,7 @@ static int check_key(struct store *st, const struct drift_job *j, const struct d
 			(*flagged)++;
 		if (lines)
 			pg_buf_printf(lines, "host %s %s (%s): %s\n", j->host,
-				      j->drain ? "drained for drift" : "drifts", j->build_mode,
-				      pg_buf_str(&why));
+				      j->drain ? "drained for drift" : "drifts", j->build_mode, why);
 	}
 	rc = 0;
 out:
@@ -261,7 +261,6 @@ out:
 	cJSON_Delete(fb);
 	free(ref.v);
 	free(cur.v);
-	pg_buf_release(&why);
 	pg_buf_release(&facts);
 	return rc;
 }
