@@ -674,7 +674,9 @@ static const char migration_7[] =
  * baselines of one commit moved beyond its noise, over time ('time') or
  * against the other hosts of its class ('class'); at most one open row
  * per (host, build mode, key, kind); state 'drained' keeps the host from
- * leasing until an operator clears it.
+ * leasing until an operator clears it.  history_commit finds the baselines
+ * of one commit (drift, and a patch's base side against them) without a
+ * scan of the whole history.
  */
 static const char migration_8[] =
 	"CREATE TABLE email_outbox_v8 (\n"
@@ -731,6 +733,7 @@ static const char migration_8[] =
 	"CREATE UNIQUE INDEX host_drift_open ON host_drift(host, build_mode, benchmark, metric, kind)\n"
 	"\tWHERE state <> 'cleared';\n"
 	"CREATE INDEX host_drift_job ON host_drift(job_id);\n"
+	"CREATE INDEX history_commit ON history(tree, commit_oid, build_mode, benchmark, metric);\n"
 	"\n"
 	"PRAGMA user_version = 8;\n";
 
