@@ -413,20 +413,6 @@ static void print_goals(const struct tally cells[N_NOISE][N_STEP])
 	}
 }
 
-/* A number in (min, max]. */
-static int parse_double(const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v) || v <= min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct sim *sim)
 {
 	long long v;
@@ -445,10 +431,10 @@ static int parse_args(int argc, char **argv, struct sim *sim)
 				sim->commits = (size_t)v;
 			break;
 		case 't':
-			rc = parse_double(optarg, 0, 100, &sim->threshold_pct);
+			rc = pg_parse_double(optarg, 0, 100, &sim->threshold_pct);
 			break;
 		case 'm':
-			rc = parse_double(optarg, 0, 100, &sim->min_change_pct);
+			rc = pg_parse_double(optarg, 0, 100, &sim->min_change_pct);
 			break;
 		case 's':
 			if ((rc = pg_parse_ll(optarg, 0, INT64_MAX, &v)) == 0)

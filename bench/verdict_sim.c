@@ -260,20 +260,6 @@ static void print_goals(const struct sim *sim, struct tally cells[N_MODELS][N_NO
 	       " never pending): %s\n", pending, pending == 0 ? "met" : "NOT met");
 }
 
-/* A number in (min, max]. */
-static int parse_double(const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v) || v <= min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct sim *sim)
 {
 	long long v;
@@ -296,10 +282,10 @@ static int parse_args(int argc, char **argv, struct sim *sim)
 				sim->cap = (int)v;
 			break;
 		case 't':
-			rc = parse_double(optarg, 0, 100, &sim->params.threshold_pct);
+			rc = pg_parse_double(optarg, 0, 100, &sim->params.threshold_pct);
 			break;
 		case 'a':
-			rc = parse_double(optarg, 0, 0.5, &sim->params.alpha);
+			rc = pg_parse_double(optarg, 0, 0.5, &sim->params.alpha);
 			break;
 		case 's':
 			if ((rc = pg_parse_ll(optarg, 0, INT64_MAX, &v)) == 0)

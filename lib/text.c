@@ -2,6 +2,7 @@
 #include "text.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 int pg_hexval(unsigned char c)
@@ -46,6 +47,21 @@ int pg_parse_ll(const char *s, long long min, long long max, long long *out)
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int pg_parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno || !isfinite(v) || v <= min || v > max)
 		return -1;
 	*out = v;
 	return 0;

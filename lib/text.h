@@ -20,6 +20,10 @@ size_t pg_utf8_cut(const char *s, size_t len);
  * range or of long long's range), *out untouched. */
 int pg_parse_ll(const char *s, long long min, long long max, long long *out);
 
+/* A whole string as a finite number in (min, max]: 0 with *out set, or
+ * -1 (empty, trailing characters, out of range), *out untouched. */
+int pg_parse_double(const char *s, double min, double max, double *out);
+
 /* An id from a command line or a URL: pg_parse_ll() in [1, INT64_MAX]. */
 int pg_parse_id(const char *s, int64_t *out);
 

@@ -70,12 +70,36 @@ static void test_parse(void **state)
 	assert_true(id == 7);
 }
 
+static void test_parse_double(void **state)
+{
+	double d = 7;
+
+	(void)state;
+	assert_int_equal(pg_parse_double("5", 0, 100, &d), 0);
+	assert_true(d == 5);
+	assert_int_equal(pg_parse_double("0.05", 0, 0.5, &d), 0);
+	assert_true(d == 0.05);
+	d = 7;
+	/* (min, max]: min itself is out, max in. */
+	assert_int_equal(pg_parse_double("0", 0, 100, &d), -1);
+	assert_int_equal(pg_parse_double("100", 0, 100, &d), 0);
+	d = 7;
+	assert_int_equal(pg_parse_double("100.5", 0, 100, &d), -1);
+	assert_int_equal(pg_parse_double("", 0, 100, &d), -1);
+	assert_int_equal(pg_parse_double(NULL, 0, 100, &d), -1);
+	assert_int_equal(pg_parse_double("5x", 0, 100, &d), -1);
+	assert_int_equal(pg_parse_double("nan", 0, 100, &d), -1);
+	assert_int_equal(pg_parse_double("1e999", 0, 1e300, &d), -1);
+	assert_true(d == 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hexval),
 		cmocka_unit_test(test_utf8_cut),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_double),
 	};
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);
 }
