@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "json.h"
+#include "sched.h"
 #include "stats.h"
 #include "trees.h"
 #include "vec.h"
@@ -209,35 +211,28 @@ int changes_last_after(struct store *st, const struct changes_key *k, char *oid,
 	" coalesce(p, -1), state, coalesce(why, ''), bisect_runs, coalesce(bisect_run_id, 0)," \
 	" detected_at, coalesce(updated_at, detected_at), coalesce(alerted_at, 0)"
 
-static void text_col(sqlite3_stmt *q, int col, char *out, size_t size)
-{
-	const char *s = (const char *)sqlite3_column_text(q, col);
-
-	pg_fmt_cut(out, size, "%s", s ? s : "");
-}
-
 static void fill(sqlite3_stmt *q, struct change_point *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->id = sqlite3_column_int64(q, 0);
-	text_col(q, 1, c->host, sizeof(c->host));
-	text_col(q, 2, c->tree, sizeof(c->tree));
-	text_col(q, 3, c->branch, sizeof(c->branch));
-	text_col(q, 4, c->build_mode, sizeof(c->build_mode));
-	text_col(q, 5, c->benchmark, sizeof(c->benchmark));
-	text_col(q, 6, c->metric, sizeof(c->metric));
-	text_col(q, 7, c->context, sizeof(c->context));
-	text_col(q, 8, c->before, sizeof(c->before));
-	text_col(q, 9, c->after, sizeof(c->after));
-	text_col(q, 10, c->first_before, sizeof(c->first_before));
-	text_col(q, 11, c->first_after, sizeof(c->first_after));
-	text_col(q, 12, c->located, sizeof(c->located));
+	store_col_text(q, 1, c->host, sizeof(c->host));
+	store_col_text(q, 2, c->tree, sizeof(c->tree));
+	store_col_text(q, 3, c->branch, sizeof(c->branch));
+	store_col_text(q, 4, c->build_mode, sizeof(c->build_mode));
+	store_col_text(q, 5, c->benchmark, sizeof(c->benchmark));
+	store_col_text(q, 6, c->metric, sizeof(c->metric));
+	store_col_text(q, 7, c->context, sizeof(c->context));
+	store_col_text(q, 8, c->before, sizeof(c->before));
+	store_col_text(q, 9, c->after, sizeof(c->after));
+	store_col_text(q, 10, c->first_before, sizeof(c->first_before));
+	store_col_text(q, 11, c->first_after, sizeof(c->first_after));
+	store_col_text(q, 12, c->located, sizeof(c->located));
 	c->effect = sqlite3_column_double(q, 13);
 	c->p = sqlite3_column_double(q, 14);
 	if (c->p < 0)
 		c->p = NAN;
-	text_col(q, 15, c->state, sizeof(c->state));
-	text_col(q, 16, c->why, sizeof(c->why));
+	store_col_text(q, 15, c->state, sizeof(c->state));
+	store_col_text(q, 16, c->why, sizeof(c->why));
 	c->bisect_runs = sqlite3_column_int64(q, 17);
 	c->bisect_run_id = sqlite3_column_int64(q, 18);
 	c->detected_at = sqlite3_column_int64(q, 19);
@@ -433,11 +428,11 @@ out:
 	return rc;
 }
 
-/* The facts of a fingerprint a history point shows. */
-static const char *const history_facts[][2] = {
-	{ "kernel", NULL }, { "model", NULL }, { "cores", NULL }, { "dpdk_version", NULL },
-	{ "agent_version", NULL }, { "host_check", "compiler" }, { "host_check", "governor" },
-	{ "host_check", "turbo" },
+/* The facts of a fingerprint a history point shows (named by their last
+ * part). */
+static const char *const history_facts[] = {
+	"kernel", "model", "cores", "dpdk_version", "agent_version", "host_check.compiler",
+	"host_check.governor", "host_check.turbo",
 };
 
 /* Jobs, last time and fingerprint facts of one commit of k. */
@@ -477,26 +472,16 @@ static int history_point(struct store *st, const struct changes_key *k, const ch
 	q = NULL;
 	if (!cJSON_AddNumberToObject(pt, "measured_at", (double)last))
 		goto nomem;
-	if (last_job) {
-		if (store_prepare(st, &q, "SELECT fingerprint FROM results WHERE job_id = ?1"
-				  " AND outcome = 'ok' ORDER BY attempt DESC LIMIT 1", what, err) < 0 ||
-		    store_bind(q, STORE_ARGS(STORE_INT(last_job)), what, err) < 0 ||
-		    (row = store_step(q, what, err)) < 0)
-			goto out;
-		if (row > 0 && sqlite3_column_text(q, 0))
-			fp = cJSON_Parse((const char *)sqlite3_column_text(q, 0));
-	}
+	if (last_job && sched_job_fingerprint(st, last_job, &fp, err) < 0)
+		goto out;
 	facts = cJSON_AddObjectToObject(pt, "facts");
 	if (!facts)
 		goto nomem;
 	for (size_t i = 0; fp && i < sizeof(history_facts) / sizeof(history_facts[0]); i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(fp, history_facts[i][0]);
-		const char *name = history_facts[i][0];
+		const cJSON *v = pg_json_path(fp, history_facts[i]);
+		const char *name = strrchr(history_facts[i], '.');
 
-		if (history_facts[i][1]) {
-			v = cJSON_GetObjectItemCaseSensitive(v, history_facts[i][1]);
-			name = history_facts[i][1];
-		}
+		name = name ? name + 1 : history_facts[i];
 		if (v && (cJSON_IsString(v) || cJSON_IsNumber(v)) &&
 		    !cJSON_AddItemToObject(facts, name, cJSON_Duplicate(v, false)))
 			goto nomem;

@@ -10,6 +10,7 @@
 
 #include "fmt.h"
 #include "json.h"
+#include "sched.h"
 #include "stats.h"
 #include "vec.h"
 
@@ -72,46 +73,6 @@ out:
 	return rc;
 }
 
-/* The fingerprint of job id's latest measured result (NULL: none). */
-static int fingerprint(struct store *st, int64_t id, cJSON **out, struct pg_err *err)
-{
-	static const char what[] = "read a fingerprint";
-	sqlite3_stmt *q = NULL;
-	int rc = -1, row;
-
-	*out = NULL;
-	if (store_prepare(st, &q, "SELECT fingerprint FROM results WHERE job_id = ?1"
-			  " AND outcome = 'ok' ORDER BY attempt DESC LIMIT 1", what, err) < 0 ||
-	    store_bind(q, STORE_ARGS(STORE_INT(id)), what, err) < 0)
-		goto out;
-	row = store_step(q, what, err);
-	if (row < 0)
-		goto out;
-	if (row > 0 && sqlite3_column_text(q, 0))
-		*out = cJSON_Parse((const char *)sqlite3_column_text(q, 0));
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
-}
-
-static const cJSON *fact(const cJSON *fp, const char *path)
-{
-	char part[64];
-
-	while (fp && *path) {
-		size_t n = strcspn(path, ".");
-
-		if (n >= sizeof(part))
-			return NULL;
-		memcpy(part, path, n);
-		part[n] = '\0';
-		fp = cJSON_GetObjectItemCaseSensitive(fp, part);
-		path += n + (path[n] == '.');
-	}
-	return fp;
-}
-
 /* "kernel 6.1.0-1 -> 6.1.0-2, host_check.turbo on -> off" or "no fact of
  * the fingerprint differs", into b. */
 static int fact_diff(const cJSON *ref, const cJSON *cur, struct pg_buf *b)
@@ -121,7 +82,8 @@ static int fact_diff(const cJSON *ref, const cJSON *cur, struct pg_buf *b)
 	if (!ref || !cur)
 		return pg_buf_adds(b, "no fingerprint to compare");
 	for (size_t i = 0; drift_facts[i]; i++) {
-		const cJSON *a = fact(ref, drift_facts[i]), *c = fact(cur, drift_facts[i]);
+		const cJSON *a = pg_json_path(ref, drift_facts[i]);
+		const cJSON *c = pg_json_path(cur, drift_facts[i]);
 		char *sa = a ? cJSON_PrintUnformatted(a) : NULL;
 		char *sc = c ? cJSON_PrintUnformatted(c) : NULL;
 		int rc = 0;
@@ -227,7 +189,8 @@ static int check_key(struct store *st, const struct drift_job *j, const struct d
 	}
 	change = cm.change;
 	noise = cm.noise;
-	if (fingerprint(st, ref_job, &fa, err) < 0 || fingerprint(st, j->job_id, &fb, err) < 0 ||
+	if (sched_job_fingerprint(st, ref_job, &fa, err) < 0 ||
+	    sched_job_fingerprint(st, j->job_id, &fb, err) < 0 ||
 	    fact_diff(fa, fb, &facts) < 0)
 		goto out;
 	/* Cut, visibly, when many facts changed. */
@@ -286,13 +249,6 @@ int drift_check_tx(struct store *st, const struct drift_job *j, const struct dri
 	" build_mode, benchmark, metric, kind, commit_oid, state, coalesce(cleared_by, ''), why," \
 	" change_pct, coalesce(p, 1), coalesce(noise_pct, 0)"
 
-static void col_copy(char *out, size_t len, sqlite3_stmt *q, int i)
-{
-	const char *s = (const char *)sqlite3_column_text(q, i);
-
-	pg_fmt_cut(out, len, "%s", s ? s : "");
-}
-
 int drift_list(struct store *st, const char *host, bool open_only, struct drift_flag **out,
 	       size_t *n, struct pg_err *err)
 {
@@ -322,15 +278,15 @@ int drift_list(struct store *st, const char *host, bool open_only, struct drift_
 		f->job_id = sqlite3_column_int64(q, 1);
 		f->flagged_at = sqlite3_column_int64(q, 2);
 		f->cleared_at = sqlite3_column_int64(q, 3);
-		col_copy(f->host, sizeof(f->host), q, 4);
-		col_copy(f->build_mode, sizeof(f->build_mode), q, 5);
-		col_copy(f->benchmark, sizeof(f->benchmark), q, 6);
-		col_copy(f->metric, sizeof(f->metric), q, 7);
-		col_copy(f->kind, sizeof(f->kind), q, 8);
-		col_copy(f->commit, sizeof(f->commit), q, 9);
-		col_copy(f->state, sizeof(f->state), q, 10);
-		col_copy(f->cleared_by, sizeof(f->cleared_by), q, 11);
-		col_copy(f->why, sizeof(f->why), q, 12);
+		store_col_text(q, 4, f->host, sizeof(f->host));
+		store_col_text(q, 5, f->build_mode, sizeof(f->build_mode));
+		store_col_text(q, 6, f->benchmark, sizeof(f->benchmark));
+		store_col_text(q, 7, f->metric, sizeof(f->metric));
+		store_col_text(q, 8, f->kind, sizeof(f->kind));
+		store_col_text(q, 9, f->commit, sizeof(f->commit));
+		store_col_text(q, 10, f->state, sizeof(f->state));
+		store_col_text(q, 11, f->cleared_by, sizeof(f->cleared_by));
+		store_col_text(q, 12, f->why, sizeof(f->why));
 		f->change_pct = sqlite3_column_double(q, 13);
 		f->p = sqlite3_column_double(q, 14);
 		f->noise_pct = sqlite3_column_double(q, 15);

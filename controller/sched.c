@@ -1618,3 +1618,25 @@ out:
 	pg_buf_release(&classes);
 	return rc;
 }
+
+int sched_job_fingerprint(struct store *st, int64_t job_id, cJSON **out, struct pg_err *err)
+{
+	static const char what[] = "read a fingerprint";
+	sqlite3_stmt *q = NULL;
+	int rc = -1, row;
+
+	*out = NULL;
+	if (store_prepare(st, &q, "SELECT fingerprint FROM results WHERE job_id = ?1"
+			  " AND outcome = 'ok' ORDER BY attempt DESC LIMIT 1", what, err) < 0 ||
+	    store_bind(q, STORE_ARGS(STORE_INT(job_id)), what, err) < 0)
+		goto out;
+	row = store_step(q, what, err);
+	if (row < 0)
+		goto out;
+	if (row > 0 && sqlite3_column_text(q, 0))
+		*out = cJSON_Parse((const char *)sqlite3_column_text(q, 0));
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}

@@ -424,6 +424,10 @@ int sched_job_pin_tx(struct store *st, int64_t job_id, int64_t agent_id, struct 
 /* The id of the agent named name: 1 found, 0 not, -1 a store error. */
 int sched_agent_id(struct store *st, const char *name, int64_t *id, struct pg_err *err);
 
+/* The fingerprint of job_id's latest ok result, parsed (*out NULL when it
+ * has none or it is not JSON; cJSON_Delete() it).  Returns 0 or -1. */
+int sched_job_fingerprint(struct store *st, int64_t job_id, cJSON **out, struct pg_err *err);
+
 /* A planned or running run is done (every context decided): state 'done',
  * finished_at now.  *finished is whether it changed (a cancelled or
  * already done run is left alone).  Returns 0 or -1. */

@@ -118,6 +118,13 @@ int64_t store_changes(struct store *st)
 	return sqlite3_changes64(st->db);
 }
 
+void store_col_text(sqlite3_stmt *stmt, int col, char *out, size_t size)
+{
+	const char *s = (const char *)sqlite3_column_text(stmt, col);
+
+	pg_fmt_cut(out, size, "%s", s ? s : "");
+}
+
 int store_prepare(struct store *st, sqlite3_stmt **stmt, const char *sql,
 		  const char *what, struct pg_err *err)
 {

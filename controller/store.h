@@ -225,6 +225,10 @@ int store_exec(struct store *st, const char *sql, const char *what,
 int64_t store_last_id(struct store *st);
 int64_t store_changes(struct store *st);
 
+/* Text column col of the current row into out (size > 0), cut at a
+ * character to fit; NULL gives "". */
+void store_col_text(sqlite3_stmt *stmt, int col, char *out, size_t size);
+
 /*
  * Check the store's health: PRAGMA integrity_check, PRAGMA
  * foreign_key_check, the schema version, journal mode and foreign-key

@@ -311,3 +311,20 @@ int pg_json_sanitize_strings(cJSON *item, enum pg_san_mode mode)
 			return -1;
 	return 0;
 }
+
+const cJSON *pg_json_path(const cJSON *obj, const char *path)
+{
+	char part[64];
+
+	while (obj && *path) {
+		size_t n = strcspn(path, ".");
+
+		if (n >= sizeof(part))
+			return NULL;
+		memcpy(part, path, n);
+		part[n] = '\0';
+		obj = cJSON_GetObjectItemCaseSensitive(obj, part);
+		path += n + (path[n] == '.');
+	}
+	return obj;
+}

@@ -58,6 +58,10 @@ int pg_json_nested_err(struct pg_err *err, const char *parent);
  * Strings come out as stored: for perfgate's own records (job specs). */
 char *pg_json_print(const cJSON *item, bool pretty);
 
+/* The item at a dotted path of object keys ("host_check.turbo"), or NULL
+ * (a key missing, a part longer than 63 bytes, obj NULL). */
+const cJSON *pg_json_path(const cJSON *obj, const char *path);
+
 /* pg_json_print() for a document that leaves perfgate (every API answer,
  * every --json listing): passed through pg_sanitize_json(), so that it is
  * valid UTF-8 whatever the strings held and carries no raw C1 or

@@ -210,12 +210,31 @@ static void test_parse_file_and_config_paths(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+static void test_path(void **state)
+{
+	cJSON *o = cJSON_Parse("{\"kernel\": \"6.1\", \"host_check\": {\"turbo\": \"on\","
+			       " \"hp\": {\"kb\": 2048}}}");
+
+	(void)state;
+	assert_non_null(o);
+	assert_string_equal(pg_json_path(o, "kernel")->valuestring, "6.1");
+	assert_string_equal(pg_json_path(o, "host_check.turbo")->valuestring, "on");
+	assert_int_equal(pg_json_path(o, "host_check.hp.kb")->valueint, 2048);
+	assert_true(pg_json_path(o, "") == o);
+	assert_null(pg_json_path(o, "host_check.smt"));
+	assert_null(pg_json_path(o, "kernel.x"));
+	assert_null(pg_json_path(NULL, "kernel"));
+	assert_null(pg_json_path(o, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_error_names_position),
 		cmocka_unit_test(test_getters_types_and_ranges),
 		cmocka_unit_test(test_check_keys),
+		cmocka_unit_test(test_path),
 		cmocka_unit_test(test_err_prefix_and_errno),
 		cmocka_unit_test(test_resolve_normalises),
 		cmocka_unit_test(test_parse_file_and_config_paths),
