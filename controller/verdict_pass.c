@@ -381,33 +381,53 @@ out:
 	return rc;
 }
 
+/* Job j as drift.h compares it: its host, commit and threshold, and
+ * its gated keys with both sides (*keys: malloc'd, n of them). */
+static int drift_input(const struct verdict_pass *vp, const struct vp_job *j,
+		       struct drift_job *dj, struct drift_key **keys, size_t *n,
+		       struct pg_err *err)
+{
+	*dj = (struct drift_job){
+		.job_id = j->id, .host = j->host, .tree = j->tree, .branch = j->branch,
+		.build_mode = j->build_mode, .commit = j->base_commit,
+		.threshold_pct = j->params.threshold_pct, .drain = vp->drain_on_drift,
+	};
+	*n = 0;
+	*keys = calloc(j->n_keys ? j->n_keys : 1, sizeof(**keys));
+	if (!*keys)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	for (size_t i = 0; i < j->n_keys; i++) {
+		struct drift_key *k = &(*keys)[*n];
+
+		if (!j->vkeys[i].gated)
+			continue;
+		k->benchmark = j->keys[i].benchmark;
+		k->metric = j->keys[i].metric;
+		for (int side = 0; side < 2; side++) {
+			k->v[side] = j->keys[i].v[side];
+			k->n[side] = j->keys[i].n[side];
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
 /* Verdicts that read the baseline: whether the job's base side lies
  * outside the host's own baselines of its base commit (drift.h). */
 static int base_disturbed(struct verdict_pass *vp, const struct vp_job *j, bool *disturbed,
 			  char *why, size_t len, struct pg_err *err)
 {
-	const struct drift_job dj = {
-		.job_id = j->id, .host = j->host, .tree = j->tree, .branch = j->branch,
-		.build_mode = j->build_mode, .commit = j->base_commit,
-		.threshold_pct = j->params.threshold_pct,
-	};
-	struct drift_key *keys = calloc(j->n_keys ? j->n_keys : 1, sizeof(*keys));
-	size_t n = 0;
+	struct drift_job dj;
+	struct drift_key *keys;
+	size_t n;
 	int rc;
 
 	*disturbed = false;
-	if (!keys)
-		return pg_err_set(err, PG_ENOMEM, "out of memory");
-	for (size_t i = 0; i < j->n_keys; i++) {
-		if (!j->vkeys[i].gated || !j->keys[i].n[0])
-			continue;
-		keys[n].benchmark = j->keys[i].benchmark;
-		keys[n].metric = j->keys[i].metric;
-		keys[n].v[0] = j->keys[i].v[0];
-		keys[n].n[0] = j->keys[i].n[0];
-		n++;
-	}
-	rc = *j->host ? drift_base_disturbed(vp->st, &dj, keys, n, disturbed, why, len, err) : 0;
+	if (!*j->host)
+		return 0;
+	if (drift_input(vp, j, &dj, &keys, &n, err) < 0)
+		return -1;
+	rc = drift_base_disturbed(vp->st, &dj, keys, n, disturbed, why, len, err);
 	free(keys);
 	return rc;
 }
@@ -491,28 +511,13 @@ static int followup_stale(struct verdict_pass *vp, const struct vp_job *j, int64
 static int check_drift(struct verdict_pass *vp, const struct vp_job *j, int64_t now,
 		       struct pg_buf *lines, struct pg_err *err)
 {
-	const struct drift_job dj = {
-		.job_id = j->id, .host = j->host, .tree = j->tree, .branch = j->branch,
-		.build_mode = j->build_mode, .commit = j->base_commit,
-		.threshold_pct = j->params.threshold_pct, .drain = vp->drain_on_drift,
-	};
-	struct drift_key *keys = calloc(j->n_keys ? j->n_keys : 1, sizeof(*keys));
-	size_t n = 0;
+	struct drift_job dj;
+	struct drift_key *keys;
+	size_t n;
 	int rc;
 
-	if (!keys)
-		return pg_err_set(err, PG_ENOMEM, "out of memory");
-	for (size_t i = 0; i < j->n_keys; i++) {
-		if (!j->vkeys[i].gated)
-			continue;
-		keys[n].benchmark = j->keys[i].benchmark;
-		keys[n].metric = j->keys[i].metric;
-		for (int s = 0; s < 2; s++) {
-			keys[n].v[s] = j->keys[i].v[s];
-			keys[n].n[s] = j->keys[i].n[s];
-		}
-		n++;
-	}
+	if (drift_input(vp, j, &dj, &keys, &n, err) < 0)
+		return -1;
 	rc = drift_check_tx(vp->st, &dj, keys, n, now, lines, NULL, err);
 	free(keys);
 	return rc;
