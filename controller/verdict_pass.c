@@ -351,25 +351,28 @@ static int agent_usable(struct store *st, int64_t agent_id, bool *usable, struct
 
 /* Queue the job again for its next round, pinned to its host, one
  * priority above its own (from its first follow-up on), so that its agent
- * takes it before other work of that priority (sched.h). */
-static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct pg_buf *lines,
-			     struct pg_err *err)
+ * takes it before other work of that priority (sched.h): base runs per
+ * side before it and reps in it; a rerun drops the samples measured so
+ * far (JS_FROM_ATTEMPT).  detail says why, on the queue page and in
+ * lines. */
+static int queue_round(struct verdict_pass *vp, struct vp_job *j, int base, int reps,
+		       bool rerun, const char *detail, struct pg_buf *lines, struct pg_err *err)
 {
-	char detail[VERDICT_DESC_MAX + 128], name[512];
+	char name[512];
 	char *text = NULL;
 	int rc = -1;
 
 	if (spec_set(j->spec, JS_ROUND, cJSON_CreateNumber(j->round + 1)) < 0 ||
-	    spec_set(j->spec, JS_REPETITION_BASE, cJSON_CreateNumber(j->repetitions_done)) < 0 ||
-	    spec_set(j->spec, JS_REPETITIONS, cJSON_CreateNumber(j->out.more_repetitions)) < 0 ||
+	    spec_set(j->spec, JS_REPETITION_BASE, cJSON_CreateNumber(base)) < 0 ||
+	    spec_set(j->spec, JS_REPETITIONS, cJSON_CreateNumber(reps)) < 0 ||
+	    (rerun &&
+	     (spec_set(j->spec, JS_FROM_ATTEMPT, cJSON_CreateNumber((double)(j->attempt + 1))) < 0 ||
+	      spec_set(j->spec, JS_RERUNS, cJSON_CreateNumber(j->reruns + 1)) < 0)) ||
 	    spec_set(j->spec, JS_PIN_AGENT, cJSON_CreateString(j->host)) < 0 ||
 	    !(text = pg_json_print(j->spec, false))) {
-		pg_err_set(err, PG_ENOMEM, "follow-up spec: out of memory");
+		pg_err_set(err, PG_ENOMEM, "next round's spec: out of memory");
 		goto out;
 	}
-	pg_fmt_cut(detail, sizeof(detail), "follow-up round %d: %d more run%s per side on %s (%s)",
-		   j->round + 1, j->out.more_repetitions, j->out.more_repetitions == 1 ? "" : "s",
-		   j->host, j->out.summary);
 	if (sched_job_requeue_pinned_tx(vp->st, j->id, text, j->host_agent_id, detail,
 					j->round == 0, err) < 0)
 		goto out;
@@ -379,6 +382,19 @@ static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct p
 out:
 	free(text);
 	return rc;
+}
+
+/* A follow-up round: the runs per side the verdict asks for more. */
+static int schedule_followup(struct verdict_pass *vp, struct vp_job *j, struct pg_buf *lines,
+			     struct pg_err *err)
+{
+	char detail[VERDICT_DESC_MAX + 128];
+
+	pg_fmt_cut(detail, sizeof(detail), "follow-up round %d: %d more run%s per side on %s (%s)",
+		   j->round + 1, j->out.more_repetitions, j->out.more_repetitions == 1 ? "" : "s",
+		   j->host, j->out.summary);
+	return queue_round(vp, j, j->repetitions_done, j->out.more_repetitions, false, detail,
+			   lines, err);
 }
 
 /* Job j as drift.h compares it: its host, commit and threshold, and
@@ -433,38 +449,18 @@ static int base_disturbed(struct verdict_pass *vp, const struct vp_job *j, bool 
 }
 
 /* Measure the job again instead of deciding on a round its host
- * disturbed: the next round's samples replace the earlier ones
- * (JS_FROM_ATTEMPT), pinned to the same host, at most
- * VERDICT_MAX_RERUNS times. */
+ * disturbed: as many runs as it had, the next round's samples replacing
+ * the earlier ones, at most VERDICT_MAX_RERUNS times. */
 static int schedule_rerun(struct verdict_pass *vp, struct vp_job *j, const char *why,
 			  struct pg_buf *lines, struct pg_err *err)
 {
-	char detail[VERDICT_DESC_MAX + 128], name[512];
-	int reps = j->repetitions_done > 0 ? j->repetitions_done : j->spec_repetitions;
-	char *text = NULL;
-	int rc = -1;
+	char detail[VERDICT_DESC_MAX + 128];
 
-	if (spec_set(j->spec, JS_ROUND, cJSON_CreateNumber(j->round + 1)) < 0 ||
-	    spec_set(j->spec, JS_REPETITION_BASE, cJSON_CreateNumber(0)) < 0 ||
-	    spec_set(j->spec, JS_REPETITIONS, cJSON_CreateNumber(reps)) < 0 ||
-	    spec_set(j->spec, JS_FROM_ATTEMPT, cJSON_CreateNumber((double)(j->attempt + 1))) < 0 ||
-	    spec_set(j->spec, JS_RERUNS, cJSON_CreateNumber(j->reruns + 1)) < 0 ||
-	    spec_set(j->spec, JS_PIN_AGENT, cJSON_CreateString(j->host)) < 0 ||
-	    !(text = pg_json_print(j->spec, false))) {
-		pg_err_set(err, PG_ENOMEM, "re-run spec: out of memory");
-		goto out;
-	}
 	pg_fmt_cut(detail, sizeof(detail), "measured again (%d of %d): the host was disturbed: %s",
 		   j->reruns + 1, VERDICT_MAX_RERUNS, why);
-	if (sched_job_requeue_pinned_tx(vp->st, j->id, text, j->host_agent_id, detail,
-					j->round == 0, err) < 0)
-		goto out;
-	job_name(j, name, sizeof(name));
-	vp_say(lines, "%s: pending: %s", name, detail);
-	rc = 0;
-out:
-	free(text);
-	return rc;
+	return queue_round(vp, j, 0, j->repetitions_done > 0 ? j->repetitions_done
+							     : j->spec_repetitions,
+			   true, detail, lines, err);
 }
 
 /* Why a queued follow-up waits in vain, into why ("" when it does not). */
