@@ -420,25 +420,15 @@ static void api_read_history(const struct api_server *srv, struct store *st,
 			return;
 		}
 	if (!v[5]) {
-		if (store_query_int(st, "count benchmarks",
-				    "SELECT count(DISTINCT benchmark) FROM history WHERE host = ?1"
-				    " AND tree = ?2 AND branch = ?3 AND build_mode = ?4 AND metric = ?5",
-				    STORE_ARGS(STORE_TEXT(v[0]), STORE_TEXT(v[1]), STORE_TEXT(v[2]),
-					       STORE_TEXT(v[3]), STORE_TEXT(v[4])), &n, &err) < 0)
+		if (changes_history_benchmark(st, v[0], v[1], v[2], v[3], v[4], bench, sizeof(bench),
+					      &n, &err) < 0)
 			goto fail;
 		if (n > 1) {
 			api_reply_error(r, 400, "key names a metric of more than one benchmark: "
 					"give benchmark");
 			return;
 		}
-		if (n == 1) {
-			if (changes_history_benchmark(st, v[0], v[1], v[2], v[3], v[4], bench,
-						      sizeof(bench), &err) < 0)
-				goto fail;
-			v[5] = bench;
-		} else {
-			v[5] = "";
-		}
+		v[5] = bench;
 	}
 	k = (struct changes_key){ v[0], v[1], v[2], v[3], v[5], v[4] };
 	if (changes_history_json(st, srv->mirror_root, &k, &o, &err) < 0)

@@ -546,22 +546,26 @@ out:
 
 int changes_history_benchmark(struct store *st, const char *host, const char *tree,
 			      const char *branch, const char *build_mode, const char *metric,
-			      char *out, size_t len, struct pg_err *err)
+			      char *out, size_t len, int64_t *n, struct pg_err *err)
 {
 	static const char what[] = "read a history's benchmark";
 	sqlite3_stmt *q = NULL;
 	int rc = -1, row;
 
 	out[0] = '\0';
-	if (store_prepare(st, &q, "SELECT min(benchmark) FROM history WHERE host = ?1"
+	*n = 0;
+	if (store_prepare(st, &q, "SELECT min(benchmark), count(DISTINCT benchmark) FROM history"
+			  " WHERE host = ?1"
 			  " AND tree = ?2 AND branch = ?3 AND build_mode = ?4 AND metric = ?5",
 			  what, err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_TEXT(host), STORE_TEXT(tree), STORE_TEXT(branch),
 				     STORE_TEXT(build_mode), STORE_TEXT(metric)), what, err) < 0 ||
 	    (row = store_step(q, what, err)) < 0)
 		goto out;
-	if (row > 0 && sqlite3_column_text(q, 0))
-		pg_fmt_cut(out, len, "%s", (const char *)sqlite3_column_text(q, 0));
+	if (row > 0) {
+		store_col_text(q, 0, out, len);
+		*n = sqlite3_column_int64(q, 1);
+	}
 	rc = 0;
 out:
 	sqlite3_finalize(q);

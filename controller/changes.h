@@ -139,10 +139,11 @@ int changes_history_json(struct store *st, const char *mirror_root, const struct
 			 cJSON **out, struct pg_err *err);
 
 /* The benchmark of the history of (host, tree, branch, build mode) that
- * has metric (the first by name), into out ("" when none). */
+ * has metric (the first by name) into out ("" when none), and *n how
+ * many benchmarks have it. */
 int changes_history_benchmark(struct store *st, const char *host, const char *tree,
 			      const char *branch, const char *build_mode, const char *metric,
-			      char *out, size_t len, struct pg_err *err);
+			      char *out, size_t len, int64_t *n, struct pg_err *err);
 
 /* Change points by state and direction, for /metrics: n[state][worse]
  * with state 0 suspected, 1 confirmed, 2 dismissed and worse 1 for a
