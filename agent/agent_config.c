@@ -10,8 +10,6 @@
 #include "json.h"
 #include "log.h"
 
-#define AGENT_MAX_LABELS 64
-#define AGENT_LABEL_MAX 128
 
 static const char *const agent_config_fields[] = {
 	"name", "controller_url", "token_file", "labels", "work_dir", "spool_dir",
@@ -61,54 +59,10 @@ static int agent_config_defaults(struct agent_config *c, struct pg_err *err)
 	return sandbox_cfg_init(&c->sandbox, err);
 }
 
-/* Labels are matched literally against host classes: keep them to the
- * characters the `--labels k=v,...` syntax can carry. */
-static int agent_label_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > AGENT_LABEL_MAX)
-		return 0;
-	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
-}
-
 static int agent_config_labels(struct agent_config *c, const cJSON *root, struct pg_err *err)
 {
-	const cJSON *obj = NULL, *item;
-	size_t n, i = 0;
-	int rc;
-
-	rc = pg_json_get_object(root, "labels", 0, &obj, err);
-	if (rc <= 0)
-		return rc;
-	n = (size_t)cJSON_GetArraySize(obj);
-	if (n > AGENT_MAX_LABELS)
-		return pg_err_set(err, PG_EINVAL, "field 'labels': more than %d labels",
-				  AGENT_MAX_LABELS);
-	if (n == 0)
-		return 0;
-	c->label_keys = calloc(n, sizeof(char *));
-	c->label_values = calloc(n, sizeof(char *));
-	if (!c->label_keys || !c->label_values)
-		return pg_err_set(err, PG_ENOMEM, "out of memory");
-	c->n_labels = n;
-	cJSON_ArrayForEach(item, obj) {
-		if (!agent_label_ok(item->string))
-			return pg_err_set(err, PG_EINVAL,
-					  "field 'labels.%s': label names are letters, digits, '_', '.', '-'",
-					  item->string);
-		if (!cJSON_IsString(item) || !agent_label_ok(item->valuestring))
-			return pg_err_set(err, PG_EINVAL,
-					  "field 'labels.%s': expected a string of letters, digits, '_', '.', '-', got %s",
-					  item->string, cJSON_IsString(item) ? "other characters" :
-					  pg_json_type_name(item));
-		c->label_keys[i] = strdup(item->string);
-		c->label_values[i] = strdup(item->valuestring);
-		if (!c->label_keys[i] || !c->label_values[i])
-			return pg_err_set(err, PG_ENOMEM, "out of memory");
-		i++;
-	}
-	return 0;
+	return pg_config_labels(root, "labels", &c->label_keys, &c->label_values, &c->n_labels,
+				err);
 }
 
 /* An optional integer field in [min, max]; *out keeps its default when
@@ -159,7 +113,7 @@ static int agent_config_parse(void *cfg, const cJSON *root, const char *dir,
 	if (strcmp(c->runner, "dpdk") != 0 && strcmp(c->runner, "builtin") != 0)
 		return pg_err_set(err, PG_EINVAL,
 				  "field 'runner': '%.64s' is not \"dpdk\" or \"builtin\"", c->runner);
-	if (!agent_label_ok(c->name))
+	if (!pg_config_label_ok(c->name))
 		return pg_err_set(err, PG_EINVAL,
 				  "field 'name': '%s' must be letters, digits, '_', '.', '-'", c->name);
 	return pg_config_check_common(c->profiles, c->n_profiles, c->log_level, err);

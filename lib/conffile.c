@@ -275,3 +275,57 @@ out:
 	cJSON_Delete(extra);
 	return rc;
 }
+
+/* Labels are matched literally against host classes: keep them to the
+ * characters the `--labels k=v,...` syntax can carry. */
+int pg_config_label_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > PG_LABEL_MAX)
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+int pg_config_labels(const cJSON *root, const char *key, char ***keys, char ***values,
+		     size_t *n_out, struct pg_err *err)
+{
+	const cJSON *obj = NULL, *item;
+	size_t n, i = 0;
+	int rc;
+
+	*keys = NULL;
+	*values = NULL;
+	*n_out = 0;
+	rc = pg_json_get_object(root, key, 0, &obj, err);
+	if (rc <= 0)
+		return rc;
+	n = (size_t)cJSON_GetArraySize(obj);
+	if (n > PG_MAX_LABELS)
+		return pg_err_set(err, PG_EINVAL, "field '%s': more than %d labels",
+				  key, PG_MAX_LABELS);
+	if (n == 0)
+		return 0;
+	*keys = calloc(n, sizeof(char *));
+	*values = calloc(n, sizeof(char *));
+	if (!*keys || !*values)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	*n_out = n;
+	cJSON_ArrayForEach(item, obj) {
+		if (!pg_config_label_ok(item->string))
+			return pg_err_set(err, PG_EINVAL,
+					  "field '%s.%s': label names are letters, digits, '_', '.', '-'",
+					  key, item->string);
+		if (!cJSON_IsString(item) || !pg_config_label_ok(item->valuestring))
+			return pg_err_set(err, PG_EINVAL,
+					  "field '%s.%s': expected a string of letters, digits, '_', '.', '-', got %s",
+					  key, item->string, cJSON_IsString(item) ? "other characters" :
+					  pg_json_type_name(item));
+		(*keys)[i] = strdup(item->string);
+		(*values)[i] = strdup(item->valuestring);
+		if (!(*keys)[i] || !(*values)[i])
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		i++;
+	}
+	return 0;
+}

@@ -48,6 +48,23 @@ int pg_config_strings(const cJSON *root, const char *key, char ***out, size_t *n
 /* Free a vector from pg_config_strings(). */
 void pg_config_strings_free(char **v, size_t n);
 
+/*
+ * Read an optional object of labels {"vendor": "intel", ...} into parallel
+ * malloc'd vectors (*n entries; free each with pg_config_strings_free()).
+ * Names and values are 1..PG_LABEL_MAX letters, digits, '_', '.', '-'
+ * (labels are matched literally against host classes: the characters the
+ * `--labels k=v,...` syntax can carry); at most PG_MAX_LABELS.  Absent:
+ * NULL, 0.  Returns 0, or -1 with err naming "field 'KEY.NAME'"; on error
+ * the vectors hold what was read so far (free them).
+ */
+#define PG_MAX_LABELS 64
+/* A label name or value, or a host name: 1 if s is 1..PG_LABEL_MAX of
+ * [A-Za-z0-9_.-], else 0. */
+int pg_config_label_ok(const char *s);
+#define PG_LABEL_MAX 128
+int pg_config_labels(const cJSON *root, const char *key, char ***keys, char ***values,
+		     size_t *n, struct pg_err *err);
+
 /* Parses a configuration's JSON object into the daemon's own struct. */
 typedef int (*pg_config_parse_fn)(void *cfg, const cJSON *root, const char *dir,
 				  struct pg_err *err);
