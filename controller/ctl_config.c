@@ -16,7 +16,7 @@
 
 static const char *const ctl_config_fields[] = {
 	"db", "data_dir", "profiles_dir", "profiles", "log_level", "project", "sources",
-	"intake", "api", "mail", "checks", "baseline", NULL
+	"intake", "api", "mail", "checks", "baseline", "ssh", NULL
 };
 static const char *const ctl_baseline_fields[] = {
 	"enabled", "interval_s", "poll_s", "alert_to", "drain_on_drift", NULL
@@ -587,6 +587,7 @@ void ctl_config_free(struct ctl_config *c)
 	free(c->baseline.alert_to);
 	free(c->baseline.alert_to_name);
 	free(c->baseline.alert_to_addr);
+	ssh_config_free(&c->ssh);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -617,6 +618,7 @@ static int ctl_config_defaults(struct ctl_config *c, struct pg_err *err)
 	c->checks.max_backoff_s = CTL_CHECKS_BACKOFF_S;
 	c->baseline.interval_s = CTL_BASELINE_INTERVAL_S;
 	c->baseline.poll_s = CTL_BASELINE_POLL_S;
+	ssh_config_defaults(&c->ssh);
 	if (!c->db || !c->data_dir || !c->profiles_dir || !c->log_level || !c->project ||
 	    !c->mail.to || !c->mail.to_addr || !c->mail.patch_url_template)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -640,7 +642,8 @@ static int ctl_config_parse(void *cfg, const cJSON *root, const char *dir,
 	    ctl_config_api(c, root, dir, err) < 0 ||
 	    ctl_config_mail(c, root, dir, err) < 0 ||
 	    ctl_config_checks(c, root, dir, err) < 0 ||
-	    ctl_config_baseline(c, root, err) < 0)
+	    ctl_config_baseline(c, root, err) < 0 ||
+	    ssh_config_parse(&c->ssh, root, dir, err) < 0)
 		return -1;
 	if (!ctl_name_ok(c->project))
 		return pg_err_set(err, PG_EINVAL, "field 'project': '%s' must be letters, digits, "
@@ -826,7 +829,8 @@ cJSON *ctl_config_to_json(const struct ctl_config *c)
 	    !cJSON_AddNumberToObject(bl, "poll_s", (double)c->baseline.poll_s) ||
 	    !cJSON_AddBoolToObject(bl, "drain_on_drift", c->baseline.drain_on_drift) ||
 	    !(c->baseline.alert_to ? cJSON_AddStringToObject(bl, "alert_to", c->baseline.alert_to)
-				   : cJSON_AddNullToObject(bl, "alert_to")))
+				   : cJSON_AddNullToObject(bl, "alert_to")) ||
+	    !cJSON_AddItemToObject(o, "ssh", ssh_config_to_json(&c->ssh)))
 		goto fail;
 	return o;
 fail:

@@ -90,6 +90,8 @@
  *                  "timeout_s": 30          each request (1..600),
  *                  "max_backoff_s": 900     the longest pause between two
  *                                 tries of a check or a mail (1..86400)}
+ *   ssh           lab hosts without an agent daemon, driven over SSH: see
+ *                 controller/ssh_config.h
  */
 
 #include <stdbool.h>
@@ -101,6 +103,7 @@
 #include "err.h"
 #include "report_mail.h"
 #include "smtp.h"
+#include "ssh_config.h"
 
 enum ctl_source_type {
 	CTL_SOURCE_PUBLIC_INBOX,
@@ -229,6 +232,7 @@ struct ctl_config {
 	struct ctl_mail mail;
 	struct ctl_checks checks;
 	struct ctl_baseline baseline;
+	struct ssh_cfg ssh;	/* hosts driven over SSH (ssh_config.h) */
 };
 
 /* The default configuration file, SYSCONFDIR/perfgate/controller.json. */

@@ -450,6 +450,56 @@ out:
 	return rc;
 }
 
+int sched_agent_ssh(struct store *st, const char *name, const char *token_hash_hex,
+		    int64_t now, int64_t *agent_id, struct pg_err *err)
+{
+	char hash[SCHED_HASH_MAX + 1];
+	int64_t id = 0, is_ssh = 0;
+	int rc = -1;
+
+	*agent_id = 0;
+	if (now < 0 || !sched_is_name(name, SCHED_NAME_MAX)) {
+		pg_err_set(err, PG_EINVAL, "agent name must be 1 to %d of [A-Za-z0-9_.-]",
+			   SCHED_NAME_MAX);
+		goto out;
+	}
+	if (sched_hex(token_hash_hex, "token hash", hash, err) < 0 || store_begin(st, err) < 0 ||
+	    store_query_id(st, "look up agent", "SELECT id FROM agents WHERE name = ?1",
+			   STORE_ARGS(STORE_TEXT(name)), &id, err) < 0)
+		goto out;
+	if (id) {
+		if (store_query_int(st, "look up transport",
+				    "SELECT transport = 'ssh' FROM agents WHERE id = ?1",
+				    STORE_ARGS(STORE_INT(id)), &is_ssh, err) < 0)
+			goto out;
+		if (!is_ssh) {
+			pg_err_set(err, PG_ECONFLICT, "an agent named '%s' already exists and runs "
+				   "a daemon: an SSH host needs a name of its own", name);
+			goto out;
+		}
+		if (store_run(st, "renew SSH host token",
+			      "UPDATE agents SET token_hash = ?2 WHERE id = ?1",
+			      STORE_ARGS(STORE_INT(id), STORE_TEXT(hash)), err) < 0)
+			goto out;
+	} else {
+		if (store_run(st, "insert SSH host",
+			      "INSERT INTO agents (name, transport, token_hash, created_at)"
+			      " VALUES (?1, 'ssh', ?2, ?3)",
+			      STORE_ARGS(STORE_TEXT(name), STORE_TEXT(hash), STORE_INT(now)), err) < 0)
+			goto out;
+		id = store_last_id(st);
+	}
+	if (store_commit(st, err) < 0)
+		goto out;
+	*agent_id = id;
+	rc = 0;
+out:
+	store_rollback(st);
+	if (rc)
+		pg_err_prefix(err, "SSH host '%s'", name ? name : "");
+	return rc;
+}
+
 int sched_agent_update_tx(struct store *st, int64_t agent_id, const struct sched_labels *labels,
 			  const char *facts_json, int64_t now, struct pg_err *err)
 {

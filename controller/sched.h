@@ -158,6 +158,17 @@ int sched_agent_add(struct store *st, const char *name, const struct sched_label
 		    struct pg_err *err);
 
 /*
+ * The agent row of a host driven over SSH (controller/ssh_disp.h), named
+ * name: created (transport 'ssh') when missing, and in either case given
+ * token_hash_hex, the hash of the token its dispatcher made at this start
+ * (it leases through the API like a daemon).  Returns 0 and sets
+ * *agent_id, or -1: PG_ECONFLICT when an agent of that name runs a daemon
+ * (transport 'http'), PG_EINVAL, a store error.
+ */
+int sched_agent_ssh(struct store *st, const char *name, const char *token_hash_hex,
+		    int64_t now, int64_t *agent_id, struct pg_err *err);
+
+/*
  * What an agent reports at start-up: its labels (replacing the stored
  * ones; NULL keeps them) and its host facts (a JSON object of at most
  * SCHED_FACTS_MAX bytes, stored compact; NULL keeps them).  Also marks it

@@ -737,6 +737,35 @@ static const char migration_8[] =
 	"\n"
 	"PRAGMA user_version = 8;\n";
 
+/*
+ * Step 9: hosts driven over SSH (controller/ssh_disp.h).  Their agent rows
+ * get a token hash too: the dispatcher leases through the controller's own
+ * API with a token it makes at each start and keeps in memory.  ssh_hosts
+ * (owner controller/ssh_state.c) is what the dispatcher last knew of each
+ * such host, for `agent list`, the API, /metrics and the dashboard: its
+ * connection's state, the job it runs, the host key's fingerprint, the
+ * agent version found there, and the last error.
+ */
+static const char migration_9[] =
+	"CREATE TABLE ssh_hosts (\n"
+	"\tagent_id INTEGER PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,\n"
+	"\ttarget TEXT NOT NULL,\n"
+	"\tstate TEXT NOT NULL CHECK (state IN ('disconnected', 'connecting', 'idle',\n"
+	"\t\t'running', 'error')),\n"
+	"\tjob_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL,\n"
+	"\tattempt INTEGER,\n"
+	"\thost_key TEXT,\n"
+	"\tagent_version TEXT,\n"
+	"\tlast_error TEXT,\n"
+	"\tlast_error_at INTEGER,\n"
+	"\tconnected_at INTEGER,\n"
+	"\tconnects INTEGER NOT NULL DEFAULT 0,\n"
+	"\tfailures INTEGER NOT NULL DEFAULT 0,\n"
+	"\tupdated_at INTEGER NOT NULL\n"
+	");\n"
+	"\n"
+	"PRAGMA user_version = 9;\n";
+
 const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
 	{ 2, "trends (history, change points), job stage and progress", migration_2 },
@@ -746,4 +775,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 6, "baseline runs: runs without a series, and why they were planned", migration_6 },
 	{ 7, "change points bisected: their range, baseline, commit and alert", migration_7 },
 	{ 8, "alert mails of change points, host drift", migration_8 },
+	{ 9, "hosts driven over SSH: their connection state", migration_9 },
 };
