@@ -22,6 +22,7 @@
 #include "conffile.h"
 #include "ctl_out.h"
 #include "drift.h"
+#include "ssh_disp.h"
 #include "fmt.h"
 #include "fsutil.h"
 #include "json.h"
@@ -405,6 +406,13 @@ int ctl_cmd_dispatch(const struct ctl_config *cfg, int argc, char **argv)
 		return ctl_cmd_changes(cfg, argc, argv);
 	if (strcmp(argv[0], "agent") == 0)
 		return ctl_cmd_agent(cfg, argc, argv);
+	if (strcmp(argv[0], "host") == 0) {
+		if (argc != 3 || strcmp(argv[1], "check") != 0 || argv[2][0] == '-') {
+			fprintf(stderr, "usage: perfgate-controller host check NAME\n");
+			return 2;
+		}
+		return ssh_disp_check(cfg, argv[2]);
+	}
 	if (strcmp(argv[0], "outbox") == 0)
 		return ctl_cmd_outbox(cfg, argc, argv);
 	if (strcmp(argv[0], "verdicts") == 0)

@@ -70,6 +70,8 @@ static void usage(FILE *out)
 		"  agent list [--json]   agents: state, last seen, current job, labels\n"
 		"  agent disable|enable NAME\n"
 		"                        refuse (403) or accept an agent's requests again\n"
+		"  host check NAME       connect to an SSH host of the configuration as the\n"
+		"                        dispatcher would: host key, key, agent program, facts\n"
 		"  outbox list [--json] [--all]\n"
 		"                        Patchwork checks and report mails not yet delivered,\n"
 		"                        and those that failed (--all: every one)\n"

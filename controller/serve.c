@@ -24,11 +24,13 @@
 #include "ctl_outbox.h"
 #include "ctl_plan.h"
 #include "ctl_verdict.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "http.h"
 #include "log.h"
 #include "profile.h"
 #include "sched.h"
+#include "ssh_disp.h"
 #include "store.h"
 #include "timeutil.h"
 #include "verdict.h"
@@ -173,6 +175,33 @@ static void serve_verdicts(const struct ctl_config *cfg, struct store *st,
 		api_jobs_queued(api);
 }
 
+/*
+ * The SSH dispatcher (ssh_disp.h), when the configuration has SSH hosts:
+ * they lease through the API, reached over loopback at its bound port.
+ */
+static int serve_ssh(const struct ctl_config *cfg, struct api_server *api, struct ssh_disp **out,
+		     struct pg_err *err)
+{
+	const char *host = cfg->api.host;
+	char url[256];
+
+	*out = NULL;
+	if (!cfg->ssh.n_hosts)
+		return 0;
+	if (!api)
+		return pg_err_set(err, PG_EINVAL, "ssh: %zu host(s) configured, but no \"api\" "
+				  "section: SSH hosts lease through the API", cfg->ssh.n_hosts);
+	/* A wildcard address is reached on the loopback of its family. */
+	if (!host || !*host || !strcmp(host, "0.0.0.0"))
+		host = "127.0.0.1";
+	else if (!strcmp(host, "::"))
+		host = "::1";
+	if (pg_fmt(url, sizeof(url), strchr(host, ':') ? "http://[%s]:%d" : "http://%s:%d", host,
+		   api_server_port(api)) < 0)
+		return pg_err_set(err, PG_EINVAL, "ssh: API address too long");
+	return ssh_disp_start(cfg, url, out, err);
+}
+
 int ctl_serve(const struct ctl_config *cfg)
 {
 	struct pg_err err = PG_ERR_INIT;
@@ -180,6 +209,7 @@ int ctl_serve(const struct ctl_config *cfg)
 	struct store *st = NULL;
 	struct intake in;
 	struct api_server *api = NULL;
+	struct ssh_disp *ssh = NULL;
 	struct ctl_outbox outbox;
 	int64_t next_intake = 0, next_expire = 0, next_plan = 0, next_verdict = 0;
 	int64_t next_baseline = 0;
@@ -217,6 +247,8 @@ int ctl_serve(const struct ctl_config *cfg)
 	} else {
 		pg_log_info("serve", "api: not configured (no \"api\" section): not serving HTTP");
 	}
+	if (serve_ssh(cfg, api, &ssh, &err) < 0)
+		goto out;
 	pg_log_info("serve", "ready: store %s (schema %d), %zu contexts from %s, %zu sources",
 		    cfg->db, STORE_SCHEMA_VERSION, ps.n_contexts, cfg->profiles_dir,
 		    cfg->n_sources);
@@ -252,6 +284,8 @@ int ctl_serve(const struct ctl_config *cfg)
 out:
 	if (rc)
 		pg_log_error("serve", "%s", err.msg);
+	/* The SSH hosts lease through the API: they go first. */
+	ssh_disp_stop(ssh);
 	api_server_stop(api);
 	ctl_outbox_stop(&outbox);
 	ctl_intake_release(&in);
