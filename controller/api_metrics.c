@@ -97,12 +97,21 @@ static int lab_metrics(const struct api_lab_counts *lab, struct pg_buf *out)
 					  "%lld\n", states[i], w ? "regression" : "improvement",
 					  (long long)lab->change_points[i][w]) < 0)
 				return -1;
-	return pg_buf_printf(out, "# HELP perfgate_host_drift Open host drift flags, by state "
-			     "(drained: the host leases nothing until cleared).\n"
-			     "# TYPE perfgate_host_drift gauge\n"
-			     "perfgate_host_drift{state=\"flagged\"} %lld\n"
-			     "perfgate_host_drift{state=\"drained\"} %lld\n",
-			     (long long)lab->drift_flagged, (long long)lab->drift_drained);
+	if (pg_buf_printf(out, "# HELP perfgate_host_drift Open host drift flags, by state "
+			  "(drained: the host leases nothing until cleared).\n"
+			  "# TYPE perfgate_host_drift gauge\n"
+			  "perfgate_host_drift{state=\"flagged\"} %lld\n"
+			  "perfgate_host_drift{state=\"drained\"} %lld\n",
+			  (long long)lab->drift_flagged, (long long)lab->drift_drained) < 0 ||
+	    pg_buf_adds(out, "# HELP perfgate_ssh_hosts Hosts driven over SSH, by the state of "
+			"their connection (error: the last one failed).\n"
+			"# TYPE perfgate_ssh_hosts gauge\n") < 0)
+		return -1;
+	for (int i = 0; i < SSH_STATE_COUNT; i++)
+		if (pg_buf_printf(out, "perfgate_ssh_hosts{state=\"%s\"} %lld\n",
+				  ssh_state_name((enum ssh_state)i), (long long)lab->ssh_hosts[i]) < 0)
+			return -1;
+	return 0;
 }
 
 int api_metrics_format(const struct api_counts *c, const struct sched_stats *s,

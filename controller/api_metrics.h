@@ -30,6 +30,7 @@
 #include "api_route.h"
 #include "buf.h"
 #include "sched.h"
+#include "ssh_state.h"
 
 /* The upper bounds of the latency histogram's buckets, in seconds (+Inf
  * follows). */
@@ -81,6 +82,7 @@ void api_metrics_snapshot(struct api_metrics *m, struct api_counts *out);
 struct api_lab_counts {
 	int64_t change_points[3][2];	/* changes_counts() */
 	int64_t drift_flagged, drift_drained;
+	int64_t ssh_hosts[SSH_STATE_COUNT];	/* SSH hosts per state (ssh_state.h) */
 };
 
 /*

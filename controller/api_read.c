@@ -19,6 +19,7 @@
 #include "changes.h"
 #include "fsutil.h"
 #include "drift.h"
+#include "ssh_state.h"
 #include "hostnoise.h"
 #include "json.h"
 #include "log.h"
@@ -574,7 +575,8 @@ static void api_read_metrics(struct api_server *srv, struct store *st, struct ap
 	}
 	if (sched_queue_stats(st, api_now_s(), API_ONLINE_WINDOW_S, &s, &err) < 0 ||
 	    changes_counts(st, lab.change_points, &err) < 0 ||
-	    drift_counts(st, &lab.drift_flagged, &lab.drift_drained, &err) < 0) {
+	    drift_counts(st, &lab.drift_flagged, &lab.drift_drained, &err) < 0 ||
+	    ssh_state_counts(st, lab.ssh_hosts, &err) < 0) {
 		api_reply_err(r, &err);
 		goto out;
 	}

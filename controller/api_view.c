@@ -10,6 +10,7 @@
 #include "fmt.h"
 #include "json.h"
 #include "report_mail.h"
+#include "ssh_state.h"
 #include "timeutil.h"
 
 const char *vw_col_text(sqlite3_stmt *stmt, int i)
@@ -709,11 +710,31 @@ static bool fill_agent(cJSON *o, sqlite3_stmt *stmt)
 int api_view_agents(struct store *st, int64_t now, int64_t online_window_s, cJSON **out,
 		    struct pg_err *err)
 {
-	return vw_list(st, "list agents",
-			     "SELECT " AGENT_COLUMNS " FROM agents a LEFT JOIN jobs j"
-			     " ON j.agent_id = a.id AND j.state IN ('leased', 'running')"
-			     " ORDER BY a.name",
-			     STORE_ARGS(STORE_INT(now - online_window_s)), fill_agent, out, err);
+	cJSON *agent, *ssh;
+
+	if (vw_list(st, "list agents",
+		    "SELECT " AGENT_COLUMNS " FROM agents a LEFT JOIN jobs j"
+		    " ON j.agent_id = a.id AND j.state IN ('leased', 'running')"
+		    " ORDER BY a.name",
+		    STORE_ARGS(STORE_INT(now - online_window_s)), fill_agent, out, err) < 0)
+		return -1;
+	/* "ssh": a host driven over SSH, its connection as the dispatcher
+	 * last knew it (ssh_state.h); null for a daemon agent. */
+	cJSON_ArrayForEach(agent, *out) {
+		if (ssh_state_json(st, (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(agent, "id")),
+				   &ssh, err) < 0)
+			goto fail;
+		if (!cJSON_AddItemToObject(agent, "ssh", ssh)) {
+			cJSON_Delete(ssh);
+			pg_err_set(err, PG_ENOMEM, "list agents: out of memory");
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	cJSON_Delete(*out);
+	*out = NULL;
+	return -1;
 }
 
 static const struct vw_col labels_cols[] = {

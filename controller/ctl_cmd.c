@@ -214,6 +214,30 @@ static int ctl_agent_print_labels(const cJSON *labels, struct pg_buf *b)
 	return 0;
 }
 
+/* "  ssh running job 12 attempt 1, host key ..., agent ..., last error ..."
+ * under an SSH host's row. */
+static int ctl_agent_print_ssh(const cJSON *ssh, struct pg_buf *rows)
+{
+	const char *err = cJSON_GetStringValue(cJSON_GetObjectItem(ssh, "last_error"));
+	const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(ssh, "host_key"));
+	const char *ver = cJSON_GetStringValue(cJSON_GetObjectItem(ssh, "agent_version"));
+	const cJSON *job = cJSON_GetObjectItem(ssh, "job");
+
+	if (!cJSON_IsObject(ssh))
+		return 0;
+	if (pg_buf_printf(rows, "  ssh %s %s", cJSON_GetStringValue(cJSON_GetObjectItem(ssh, "target")),
+			  cJSON_GetStringValue(cJSON_GetObjectItem(ssh, "state"))) < 0 ||
+	    (cJSON_IsNumber(job) &&
+	     pg_buf_printf(rows, " job %.0f attempt %.0f", job->valuedouble,
+			   cJSON_GetNumberValue(cJSON_GetObjectItem(ssh, "attempt"))) < 0) ||
+	    pg_buf_printf(rows, ", host key %s, %s, %.0f connection(s)\n", key ? key : "not seen yet",
+			  ver ? ver : "agent not checked yet",
+			  cJSON_GetNumberValue(cJSON_GetObjectItem(ssh, "connects"))) < 0 ||
+	    (err && pg_buf_printf(rows, "  last error: %s\n", err) < 0))
+		return -1;
+	return 0;
+}
+
 static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 {
 	struct pg_err err = PG_ERR_INIT;
@@ -274,6 +298,9 @@ static int ctl_agent_list(const struct ctl_config *cfg, int as_json)
 				  drained ? "drained" :
 				  cJSON_IsTrue(cJSON_GetObjectItem(a, "online")) ? "online" : "offline",
 				  when, jobtext, labels.len ? pg_buf_str(&labels) : "-") < 0)
+			goto fail;
+		/* A host driven over SSH: its connection, under it. */
+		if (ctl_agent_print_ssh(cJSON_GetObjectItem(a, "ssh"), &rows) < 0)
 			goto fail;
 		/* Its drift, under it: why, and how to clear it. */
 		for (size_t i = 0; i < n_drift; i++)
