@@ -72,6 +72,7 @@ static const struct {
 	{ "history", "SELECT count(*) FROM history" },
 	{ "change_points", "SELECT count(*) FROM change_points" },
 	{ "host_drift", "SELECT count(*) FROM host_drift" },
+	{ "ssh_hosts", "SELECT count(*) FROM ssh_hosts" },
 };
 
 static enum pg_errcode code_of(int rc)
