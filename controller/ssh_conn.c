@@ -504,14 +504,17 @@ int ssh_conn_upload(struct ssh_conn *conn, const char *local, const char *remote
 		goto out;
 	}
 	f = NULL;
-	if (sftp_chmod(sftp, pg_buf_str(&tmp), (mode_t)mode) < 0 ||
-	    sftp_rename(sftp, pg_buf_str(&tmp), remote_path) < 0) {
-		/* SFTP's plain rename will not replace a file: remove it first. */
-		if (sftp_unlink(sftp, remote_path) < 0 ||
-		    sftp_rename(sftp, pg_buf_str(&tmp), remote_path) < 0) {
-			ssh_fail(conn, PG_EIO, err, "SFTP rename into place");
-			goto out;
-		}
+	/* The mode again: sftp_open()'s is cut by the server's umask. */
+	if (sftp_chmod(sftp, pg_buf_str(&tmp), (mode_t)mode) < 0) {
+		ssh_fail(conn, PG_EIO, err, "SFTP chmod");
+		goto out;
+	}
+	if (sftp_rename(sftp, pg_buf_str(&tmp), remote_path) < 0 &&
+	    /* A server without posix-rename will not replace a file. */
+	    (sftp_unlink(sftp, remote_path) < 0 ||
+	     sftp_rename(sftp, pg_buf_str(&tmp), remote_path) < 0)) {
+		ssh_fail(conn, PG_EIO, err, "SFTP rename into place");
+		goto out;
 	}
 	rc = 0;
 out:

@@ -55,6 +55,10 @@ struct disp_host {
 	char version[DISP_VERSION_MAX];
 	uint64_t rnd;
 	unsigned int failures;
+	/* The state last written (ssh_state.h), so that an idle host's lease
+	 * polls do not write the store every few seconds. */
+	enum ssh_state shown;
+	int64_t shown_job;
 };
 
 struct ssh_disp {
@@ -102,8 +106,14 @@ static void disp_state(struct disp_host *dh, enum ssh_state s, int64_t job, int6
 {
 	struct pg_err err = PG_ERR_INIT;
 
-	if (ssh_state_set(dh->st, dh->agent_id, s, job, attempt, disp_now(), &err) < 0)
+	if (s == dh->shown && job == dh->shown_job)
+		return;
+	if (ssh_state_set(dh->st, dh->agent_id, s, job, attempt, disp_now(), &err) < 0) {
 		pg_log_warn("ssh", "host '%s': %s", dh->h->name, err.msg);
+		return;
+	}
+	dh->shown = s;
+	dh->shown_job = job;
 }
 
 static void disp_error(struct disp_host *dh, const char *msg)
@@ -111,6 +121,7 @@ static void disp_error(struct disp_host *dh, const char *msg)
 	struct pg_err err = PG_ERR_INIT;
 
 	pg_log_warn("ssh", "%s", msg);
+	dh->shown = SSH_STATE_ERROR;
 	if (ssh_state_error(dh->st, dh->agent_id, msg, dh->fp[0] ? dh->fp : NULL, disp_now(),
 			    &err) < 0)
 		pg_log_warn("ssh", "host '%s': %s", dh->h->name, err.msg);
@@ -767,6 +778,7 @@ out:
 static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 {
 	int64_t last_alive = pg_time_mono_ms();
+	long refused = 204;
 	enum disp_end end;
 	cJSON *req = cJSON_CreateObject();
 
@@ -788,11 +800,18 @@ static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 				      (DISP_LEASE_WAIT_S + 15) * 1000L, err);
 		if (http == 204 || (http != 200 && !disp_stopping(dh))) {
 			if (http != 204) {
-				pg_log_warn("ssh", "host '%s': lease: %s", dh->h->name,
-					    http ? "HTTP error" : err->msg);
+				/* Said once per kind of refusal (a disabled host
+				 * answers 403 until enabled), then quietly retried. */
+				if (http != refused)
+					pg_log_warn("ssh", "host '%s': lease: %s%.200s", dh->h->name,
+						    http ? "refused: " : "",
+						    http ? pg_buf_str(&dh->resp.body) : err->msg);
+				refused = http;
 				pg_err_clear(err);
 				if (disp_pause(dh, 2000))
 					continue;
+			} else {
+				refused = 204;
 			}
 			if (pg_time_mono_ms() - last_alive >= dh->d->cfg->ssh.keepalive_s * 1000) {
 				if (ssh_conn_keepalive(dh->conn, err) < 0) {
@@ -805,6 +824,7 @@ static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 		}
 		if (http != 200)
 			continue;
+		refused = 204;
 		ans = disp_answer(dh);
 		job = ans ? cJSON_GetObjectItem(ans, "job") : NULL;
 		if (!cJSON_IsObject(job)) {
@@ -868,6 +888,7 @@ static enum disp_end disp_connection(struct disp_host *dh, struct pg_err *err)
 		return DISP_LOST;
 	if (ssh_state_connected(dh->st, dh->agent_id, dh->fp, dh->version, disp_now(), &serr) < 0)
 		pg_log_warn("ssh", "host '%s': %s", dh->h->name, serr.msg);
+	dh->shown = SSH_STATE_CONNECTING;
 	pg_log_info("ssh", "host '%s': connected (%s), %s", dh->h->name, dh->fp, dh->version);
 	if (disp_register(dh, err) < 0)
 		return DISP_LOST;
@@ -936,6 +957,7 @@ static int disp_host_init(struct ssh_disp *d, struct disp_host *dh,
 
 	dh->d = d;
 	dh->h = h;
+	dh->shown = SSH_STATE_DISCONNECTED;
 	dh->rnd = (uint64_t)pg_time_wall_ms() ^ ((uint64_t)getpid() << 24) ^ (uint64_t)(uintptr_t)dh;
 	pg_http_response_init(&dh->resp);
 	ssh_config_target(h, target, sizeof(target));
