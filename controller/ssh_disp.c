@@ -679,7 +679,8 @@ static int disp_fetch(struct disp_host *dh, struct ssh_cmd *cmd, const cJSON *o,
  * silent: the job's result (an infra-error at least) is left for the next
  * collect.
  */
-static enum disp_end disp_job(struct disp_host *dh, const cJSON *job, struct pg_err *err)
+static enum disp_end disp_job(struct disp_host *dh, const cJSON *job, bool *leftover,
+			     struct pg_err *err)
 {
 	int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(job, "id"));
 	int64_t attempt = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(job, "attempt"));
@@ -692,6 +693,7 @@ static enum disp_end disp_job(struct disp_host *dh, const cJSON *job, struct pg_
 	int got = 0, status = -1;
 	bool ended = false;
 
+	*leftover = true;
 	disp_state(dh, SSH_STATE_RUNNING, id, attempt);
 	pg_log_info("ssh", "host '%s': job %lld attempt %lld: running it with run-one",
 		    dh->h->name, (long long)id, (long long)attempt);
@@ -762,6 +764,9 @@ static enum disp_end disp_job(struct disp_host *dh, const cJSON *job, struct pg_
 	if (status != RUNONE_EXIT_OK && ssh_cmd_stderr_tail(cmd)[0])
 		pg_log_warn("ssh", "host '%s': run-one said: %s", dh->h->name,
 			    ssh_cmd_stderr_tail(cmd));
+	/* Only a run-one that ended otherwise than acknowledged (or
+	 * cancelled) may have left a result in the spool. */
+	*leftover = status != RUNONE_EXIT_OK;
 	end = DISP_OK;
 out:
 	cJSON_Delete(first);
@@ -779,6 +784,7 @@ static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 {
 	int64_t last_alive = pg_time_mono_ms();
 	long refused = 204;
+	bool leftover;
 	enum disp_end end;
 	cJSON *req = cJSON_CreateObject();
 
@@ -831,14 +837,13 @@ static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 			cJSON_Delete(ans);
 			continue;
 		}
-		end = disp_job(dh, job, err);
+		end = disp_job(dh, job, &leftover, err);
 		cJSON_Delete(ans);
 		last_alive = pg_time_mono_ms();
 		if (end != DISP_OK)
 			break;
 		/* What the job left (a result not delivered) goes now. */
-		end = disp_collect(dh, err);
-		if (end != DISP_OK)
+		if (leftover && (end = disp_collect(dh, err)) != DISP_OK)
 			break;
 	}
 	cJSON_Delete(req);
