@@ -61,11 +61,21 @@ static char *line_finish(cJSON *o, struct pg_err *err)
 	return line;
 }
 
+/* An integer member printed exactly: cJSON prints a number through a
+ * double with 15 digits when it thinks that close enough, which turns an
+ * id near 2^53 into 9.00719925474099e+15. */
+static bool line_int(cJSON *o, const char *key, int64_t v)
+{
+	char text[32];
+
+	return pg_fmt(text, sizeof(text), "%lld", (long long)v) >= 0 &&
+	       cJSON_AddRawToObject(o, key, text);
+}
+
 /* Add a job id and attempt; false when out of memory. */
 static bool line_ids(cJSON *o, int64_t job_id, int64_t attempt)
 {
-	return cJSON_AddNumberToObject(o, "job", (double)job_id) &&
-	       cJSON_AddNumberToObject(o, "attempt", (double)attempt);
+	return line_int(o, "job", job_id) && line_int(o, "attempt", attempt);
 }
 
 char *agent_line_hello(long pid, long pgid, struct pg_err *err)
@@ -73,8 +83,7 @@ char *agent_line_hello(long pid, long pgid, struct pg_err *err)
 	cJSON *o = line_new(RUNONE_HELLO);
 
 	if (o && (!cJSON_AddStringToObject(o, "agent_version", PG_VERSION) ||
-		  !cJSON_AddNumberToObject(o, "pid", (double)pid) ||
-		  !cJSON_AddNumberToObject(o, "pgid", (double)pgid))) {
+		  !line_int(o, "pid", pid) || !line_int(o, "pgid", pgid))) {
 		cJSON_Delete(o);
 		o = NULL;
 	}
@@ -162,7 +171,7 @@ char *agent_line_collected(size_t count, struct pg_err *err)
 {
 	cJSON *o = line_new(RUNONE_COLLECTED);
 
-	if (o && !cJSON_AddNumberToObject(o, "count", (double)count)) {
+	if (o && !line_int(o, "count", (int64_t)count)) {
 		cJSON_Delete(o);
 		o = NULL;
 	}
