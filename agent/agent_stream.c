@@ -86,8 +86,12 @@ static void stream_dispatch(struct agent_stream *s, const char *line, size_t len
 	struct pg_err err = PG_ERR_INIT;
 	size_t max;
 
+	/* An mbox is decoded whole when a fetch waits for it (the line's own
+	 * bound limits it), so that one too big for the fetch fails the
+	 * fetch (PG_ETOOBIG) rather than leaving it waiting; an mbox nobody
+	 * asked for is refused by the parser. */
 	pthread_mutex_lock(&s->lock);
-	max = s->fetch_waiting ? s->fetch_max : 0;
+	max = s->fetch_waiting ? RUNONE_LINE_MAX : 0;
 	pthread_mutex_unlock(&s->lock);
 	if (agent_line_parse(line, len, max, &m, &err) < 0) {
 		pg_log_warn("run-one", "ignoring a line from the controller: %s", err.msg);
@@ -232,7 +236,6 @@ int agent_stream_fetch(struct agent_stream *s, const struct agent_stop *stop, co
 	pthread_mutex_lock(&s->lock);
 	agent_line_in_release(&s->fetch_answer);
 	s->fetch_answered = false;
-	s->fetch_max = out->max;
 	s->fetch_waiting = true;
 	pthread_mutex_unlock(&s->lock);
 	if (stream_put(s, agent_line_fetch(url, err), err) < 0) {

@@ -67,7 +67,6 @@ struct agent_stream {
 
 	/* Under lock. */
 	bool fetch_waiting;
-	size_t fetch_max;
 	bool fetch_answered;
 	struct agent_line_in fetch_answer;
 	int64_t want_job, want_attempt;	/* the delivery waited for; 0: none */
