@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The agent's modes: --check-config, and the daemon. */
+/* The agent's modes: --check-config, the daemon, and run-one. */
 #include "agent_cmd.h"
 
 #include <stdio.h>
@@ -8,10 +8,12 @@
 
 #include "agent_daemon.h"
 #include "agent_facts.h"
+#include "agent_runone.h"
 #include "conffile.h"
 #include "json.h"
 #include "log.h"
 #include "profile.h"
+#include "runone.h"
 #include "sandbox.h"
 
 /* The labels as parallel arrays, as profile_host_class_matches() wants
@@ -142,4 +144,19 @@ int agent_cmd_run(struct agent_config *cfg, bool once)
 	if (agent_sandbox_check(cfg) < 0)
 		return 1;
 	return agent_daemon_run(cfg, once);
+}
+
+int agent_cmd_runone(struct agent_config *cfg, enum agent_runone_mode mode)
+{
+	switch (mode) {
+	case AGENT_RUNONE_FACTS:
+		return agent_runone_facts(cfg);
+	case AGENT_RUNONE_COLLECT:
+		return agent_runone_collect(cfg);
+	case AGENT_RUNONE_JOB:
+		break;
+	}
+	if (agent_sandbox_check(cfg) < 0)
+		return RUNONE_EXIT_ERROR;
+	return agent_runone_job(cfg);
 }

@@ -21,4 +21,15 @@ int agent_cmd_check_config(struct agent_config *cfg);
  * the sandbox as --check-config does (exit 1 when it does not work). */
 int agent_cmd_run(struct agent_config *cfg, bool once);
 
+enum agent_runone_mode {
+	AGENT_RUNONE_JOB,	/* run one job from stdin */
+	AGENT_RUNONE_COLLECT,	/* --collect */
+	AGENT_RUNONE_FACTS,	/* --facts */
+};
+
+/* `run-one` (agent_runone.h; the protocol in lib/runone.h).  A job is
+ * run only after the sandbox check that agent_cmd_run() makes (exit
+ * RUNONE_EXIT_ERROR when it fails); --collect and --facts run nothing. */
+int agent_cmd_runone(struct agent_config *cfg, enum agent_runone_mode mode);
+
 #endif

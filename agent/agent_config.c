@@ -131,6 +131,34 @@ int agent_config_load(struct agent_config *c, const char *path, struct pg_err *e
 	return 0;
 }
 
+/* Replace *field by a copy of value (when not NULL); -1 out of memory. */
+static int agent_config_set(char **field, const char *value)
+{
+	char *copy;
+
+	if (!value)
+		return 0;
+	copy = strdup(value);
+	if (!copy)
+		return -1;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+int agent_config_override(struct agent_config *c, const char *work_dir,
+			  const char *spool_dir, const char *runner, struct pg_err *err)
+{
+	if (runner && strcmp(runner, "dpdk") != 0 && strcmp(runner, "builtin") != 0)
+		return pg_err_set(err, PG_EINVAL, "--runner: '%.64s' is not dpdk or builtin",
+				  runner);
+	if (agent_config_set(&c->work_dir, work_dir) < 0 ||
+	    agent_config_set(&c->spool_dir, spool_dir) < 0 ||
+	    agent_config_set(&c->runner, runner) < 0)
+		return pg_err_set(err, PG_ENOMEM, "out of memory");
+	return 0;
+}
+
 cJSON *agent_config_to_json(const struct agent_config *c)
 {
 	cJSON *o = cJSON_CreateObject(), *labels, *arr;

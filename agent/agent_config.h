@@ -84,6 +84,15 @@ int agent_config_load(struct agent_config *c, const char *path, struct pg_err *e
 
 void agent_config_free(struct agent_config *c);
 
+/*
+ * Replace work_dir, spool_dir and runner by the given values, each when
+ * not NULL (run-one's --work-dir, --spool-dir, --runner).  Returns 0, or
+ * -1 with err: a runner that is not "dpdk" or "builtin", out of memory
+ * (the configuration is left whole).
+ */
+int agent_config_override(struct agent_config *c, const char *work_dir,
+			  const char *spool_dir, const char *runner, struct pg_err *err);
+
 /* The normalised configuration (defaults filled in, absolute paths; the
  * token is never printed).  Caller frees; NULL when out of memory. */
 cJSON *agent_config_to_json(const struct agent_config *c);

@@ -17,11 +17,11 @@
 #include "agent_conn.h"
 #include "agent_facts.h"
 #include "agent_hb.h"
+#include "agent_hold.h"
 #include "agent_job.h"
 #include "agent_proto.h"
 #include "agent_runner.h"
 #include "agent_spool.h"
-#include "runner_dpdk.h"
 #include "fsutil.h"
 #include "http.h"
 #include "json.h"
@@ -48,7 +48,6 @@ enum {
 struct agent {
 	const struct agent_config *cfg;
 	bool once;
-	agent_runner_fn runner;
 	struct agent_spool spool;
 	struct agent_facts facts;
 	cJSON *labels;
@@ -58,9 +57,10 @@ struct agent {
 	uint64_t rnd;
 	unsigned int failures;		/* exchanges failed in a row */
 	bool registered;
-	/* The job being run, for the runner's hooks. */
-	const struct agent_job *job;
-	struct agent_hb *hb;
+	/* The job holder and the HTTP link it talks through (agent_hold.h). */
+	struct agent_hold hold;
+	struct agent_link link;
+	enum agent_answer last_ans;	/* of the last result offered */
 	char self_exe[PATH_MAX];	/* for the workspace child */
 };
 
@@ -199,143 +199,37 @@ static enum agent_answer agent_register(struct agent *a, int level, struct pg_er
 	return AGENT_ANS_OK;
 }
 
-/* Spool an infra-error result for an attempt that cannot finish. */
-static int agent_spool_infra(struct agent *a, int64_t job_id, int64_t attempt,
-			     const char *detail, struct pg_err *err)
-{
-	struct agent_result res = AGENT_RESULT_INIT;
-	char *body = NULL;
-	int rc = -1;
-
-	res.fingerprint = agent_fingerprint_host(&a->facts, "none");
-	if (!res.fingerprint || agent_result_set(&res, AGENT_OUTCOME_INFRA, "%s", detail) < 0) {
-		pg_err_set(err, PG_ENOMEM, "out of memory");
-		goto out;
-	}
-	body = agent_result_body(attempt, &res, err);
-	if (!body || agent_spool_write(&a->spool, AGENT_SPOOL_RESULT, job_id, attempt, body,
-				       strlen(body), err) < 0)
-		goto out;
-	rc = 0;
-out:
-	free(body);
-	agent_result_release(&res);
-	return rc;
-}
-
 /*
- * Job files left in the spool: the agent held these attempts when it
- * stopped.  With a result next to it, the attempt had ended (the agent
- * stopped between writing the result and removing the job file);
- * without, its work is lost: say so now with infra-error rather than let
- * the controller wait for the lease to expire.
- */
-static int agent_recover_jobs(struct agent *a, struct pg_err *err)
-{
-	struct agent_spool_entry *v = NULL;
-	size_t n = 0;
-	int rc = -1;
-
-	if (agent_spool_list(&a->spool, AGENT_SPOOL_JOB, &v, &n, err) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (!agent_spool_exists(&a->spool, AGENT_SPOOL_RESULT, v[i].job_id,
-					v[i].attempt)) {
-			pg_log_warn("agent", "job %lld attempt %lld: held when the agent last "
-				    "stopped, without a result: reporting it as infra-error",
-				    (long long)v[i].job_id, (long long)v[i].attempt);
-			if (agent_spool_infra(a, v[i].job_id, v[i].attempt,
-					      "the agent stopped (killed, crashed or restarted) "
-					      "while it ran this attempt; its work was lost",
-					      err) < 0)
-				goto out;
-		}
-		if (agent_spool_remove(&a->spool, AGENT_SPOOL_JOB, v[i].job_id, v[i].attempt,
-				       err) < 0)
-			goto out;
-	}
-	rc = 0;
-out:
-	free(v);
-	return rc;
-}
-
-/*
- * Upload every spooled result, oldest first.  An upload in flight is
- * finished even after a first signal (it takes milliseconds, or
- * request_timeout_s at worst, and walking away would leave the
- * controller's answer unknown); once agent_term reaches `level` no
- * further one starts.  Returns -1 on a local failure (the spool), else 0
- * with *ans: AGENT_ANS_OK when the spool has no result left, or the
- * answer that stopped the upload (retry later; AGENT_ANS_STOPPED).
+ * Upload every spooled result, oldest first (agent_hold_flush() through
+ * agent_link_offer()).  An upload in flight is finished even after a
+ * first signal (it takes milliseconds, or request_timeout_s at worst, and
+ * walking away would leave the controller's answer unknown); once
+ * agent_term reaches `level` no further one starts.  Returns -1 on a
+ * local failure (the spool), else 0 with *ans: AGENT_ANS_OK when the
+ * spool has no result left, or the answer that stopped the upload (retry
+ * later; AGENT_ANS_STOPPED).
  */
 static int agent_flush(struct agent *a, int level, enum agent_answer *ans,
 		       struct pg_err *err)
 {
-	struct pg_buf body = PG_BUF_INIT(AGENT_SPOOL_FILE_MAX);
-	struct agent_spool_entry *v = NULL;
-	char status[AGENT_RESULT_STATUS_MAX];
-	size_t n = 0;
-	int rc = -1;
+	enum agent_flush how;
+	size_t sent;
 
-	*ans = AGENT_ANS_OK;
-	if (agent_recover_jobs(a, err) < 0 ||
-	    agent_spool_list(&a->spool, AGENT_SPOOL_RESULT, &v, &n, err) < 0)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		long long id = (long long)v[i].job_id, att = (long long)v[i].attempt;
-		struct pg_err rerr = PG_ERR_INIT;
-
-		if (agent_term >= level) {
-			*ans = AGENT_ANS_STOPPED;
-			rc = 0;
-			goto out;
-		}
-		pg_buf_reset(&body);
-		if (agent_spool_read(&a->spool, AGENT_SPOOL_RESULT, v[i].job_id, v[i].attempt,
-				     &body, err) < 0) {
-			if (err->code == PG_ENOTFOUND)
-				continue;
-			goto out;
-		}
-		*ans = agent_proto_result(&a->conn, v[i].job_id, v[i].attempt, body.data,
-					  body.len, agent_timeout_ms(a), &agent_stop_at[AGENT_LEVEL_JOB],
-					  status, sizeof(status), &a->resp, err);
-		switch (*ans) {
-		case AGENT_ANS_OK:
-			a->failures = 0;
-			pg_log_info("agent", "job %lld attempt %lld: result delivered (%s)", id, att,
-				    status);
-			if (agent_spool_remove(&a->spool, AGENT_SPOOL_RESULT, v[i].job_id,
-					       v[i].attempt, err) < 0)
-				goto out;
-			break;
-		case AGENT_ANS_CONFLICT:
-		case AGENT_ANS_NOTFOUND:
-		case AGENT_ANS_REFUSED:
-			/* Sending the same bytes again cannot change the answer:
-			 * keep the result for people, out of the upload queue. */
-			pg_log_warn("agent", "job %lld attempt %lld: the controller refused the "
-				    "result: %s; kept in %s/rejected/", id, att, err->msg,
-				    a->spool.dir);
-			if (agent_spool_reject(&a->spool, v[i].job_id, v[i].attempt,
-					       a->resp.status, pg_buf_str(&a->resp.body),
-					       &rerr) < 0) {
-				*err = rerr;
-				goto out;
-			}
-			*ans = AGENT_ANS_OK;
-			break;
-		default:
-			rc = 0;
-			goto out;
-		}
+	a->last_ans = AGENT_ANS_OK;
+	if (agent_hold_flush(&a->hold, &agent_stop_at[level], &how, &sent, err) < 0)
+		return -1;
+	switch (how) {
+	case AGENT_FLUSH_STOPPED:
+		*ans = AGENT_ANS_STOPPED;
+		break;
+	case AGENT_FLUSH_LATER:
+		*ans = a->last_ans;
+		break;
+	default:
+		*ans = AGENT_ANS_OK;
+		break;
 	}
-	rc = 0;
-out:
-	free(v);
-	pg_buf_release(&body);
-	return rc;
+	return 0;
 }
 
 /* Keep flushing until the spool is empty, a second signal, or `ms`
@@ -363,31 +257,35 @@ static int agent_flush_for(struct agent *a, int64_t ms, bool *delivered, struct 
 	}
 }
 
-/* The runner's hooks. */
-static bool agent_run_stopped(void *arg)
+/* The HTTP link (agent_hold.h): the daemon's way of talking to the
+ * controller. */
+static int agent_link_hb_start(void *arg, struct agent_hb *hb, const struct agent_job *job,
+			       struct pg_err *err)
 {
 	struct agent *a = arg;
 
-	return agent_term >= AGENT_LEVEL_JOB || agent_hb_cancelled(a->hb) != AGENT_CANCEL_NONE;
+	return agent_hb_start(hb, &a->conn, job, agent_timeout_ms(a),
+			      a->cfg->max_backoff_s * 1000LL, err);
 }
 
-static void agent_run_progress(void *arg, const char *stage, int percent)
+static const char *agent_link_abandoned(void *arg)
 {
-	struct agent *a = arg;
-
-	agent_hb_set_stage(a->hb, stage, percent);
+	(void)arg;
+	return agent_term >= AGENT_LEVEL_JOB ? "the agent was stopped (a second SIGTERM or "
+					       "SIGINT) before the job finished" : NULL;
 }
 
-static void agent_run_log(void *arg, const char *stage, const char *text, size_t len)
+static void agent_link_log(void *arg, const struct agent_job *job,
+			   const struct agent_stop *stop, const char *stage, const char *text,
+			   size_t len)
 {
 	struct agent *a = arg;
-	struct agent_stop stop = { agent_run_stopped, a };
 	struct pg_err err = PG_ERR_INIT;
 	enum agent_answer ans = AGENT_ANS_STOPPED;
 
 	for (unsigned int i = 0; i < AGENT_LOG_TRIES; i++) {
-		ans = agent_proto_log(&a->conn, a->job->id, a->job->attempt, stage, text, len,
-				      agent_timeout_ms(a), &stop, &a->resp, &err);
+		ans = agent_proto_log(&a->conn, job->id, job->attempt, stage, text, len,
+				      agent_timeout_ms(a), stop, &a->resp, &err);
 		if (ans == AGENT_ANS_OK)
 			return;
 		if ((ans != AGENT_ANS_RETRY && ans != AGENT_ANS_AUTH) || i + 1 == AGENT_LOG_TRIES ||
@@ -396,18 +294,18 @@ static void agent_run_log(void *arg, const char *stage, const char *text, size_t
 			break;
 	}
 	pg_log_warn("agent", "job %lld attempt %lld: a log chunk of stage '%s' (%zu bytes) "
-		    "was not uploaded: %s", (long long)a->job->id, (long long)a->job->attempt,
+		    "was not uploaded: %s", (long long)job->id, (long long)job->attempt,
 		    stage, len, err.msg);
 }
 
-static int agent_run_fetch(void *arg, const char *url, struct pg_buf *out, struct pg_err *err)
+static int agent_link_fetch(void *arg, const struct agent_stop *stop, const char *url,
+			    struct pg_buf *out, struct pg_err *err)
 {
 	struct agent *a = arg;
-	struct agent_stop stop = { agent_run_stopped, a };
 	enum agent_answer ans = AGENT_ANS_STOPPED;
 
 	for (unsigned int i = 0; i < AGENT_FETCH_TRIES; i++) {
-		ans = agent_proto_mbox(&a->conn, url, out->max, agent_timeout_ms(a), &stop,
+		ans = agent_proto_mbox(&a->conn, url, out->max, agent_timeout_ms(a), stop,
 				       &a->resp, err);
 		if (ans == AGENT_ANS_OK) {
 			pg_buf_reset(out);
@@ -425,6 +323,36 @@ static int agent_run_fetch(void *arg, const char *url, struct pg_buf *out, struc
 	if (ans == AGENT_ANS_STOPPED)
 		return pg_err_set(err, PG_ETIMEOUT, "mbox %s: stopped", url);
 	return -1;
+}
+
+static int agent_link_offer(void *arg, int64_t job_id, int64_t attempt, const char *body,
+			    size_t len, struct agent_offer_answer *o, struct pg_err *err)
+{
+	struct agent *a = arg;
+
+	a->last_ans = agent_proto_result(&a->conn, job_id, attempt, body, len,
+					 agent_timeout_ms(a), &agent_stop_at[AGENT_LEVEL_JOB],
+					 o->status, sizeof(o->status), &a->resp, err);
+	switch (a->last_ans) {
+	case AGENT_ANS_OK:
+		a->failures = 0;
+		o->offer = AGENT_OFFER_ACKED;
+		break;
+	case AGENT_ANS_CONFLICT:
+	case AGENT_ANS_NOTFOUND:
+	case AGENT_ANS_REFUSED:
+		pg_log_warn("agent", "job %lld attempt %lld: %s", (long long)job_id,
+			    (long long)attempt, err->msg);
+		o->offer = AGENT_OFFER_REFUSED;
+		o->http_status = a->resp.status;
+		o->answer = pg_buf_str(&a->resp.body);
+		a->last_ans = AGENT_ANS_OK;
+		break;
+	default:
+		o->offer = AGENT_OFFER_LATER;
+		break;
+	}
+	return 0;
 }
 
 /*
@@ -453,124 +381,37 @@ static int agent_deliver(struct agent *a, bool *delivered, struct pg_err *err)
 	return agent_flush_for(a, AGENT_STOP_UPLOAD_S * 1000LL, delivered, err);
 }
 
+static int agent_link_deliver(void *arg, const struct agent_job *job, const char *body,
+			      size_t len, enum agent_hold_end *end, struct pg_err *err)
+{
+	bool delivered;
+
+	(void)job;
+	(void)body;
+	(void)len;
+	/* The daemon delivers what its spool holds, this result included. */
+	if (agent_deliver(arg, &delivered, err) < 0)
+		return -1;
+	*end = delivered ? AGENT_HOLD_DELIVERED : AGENT_HOLD_SPOOLED;
+	return 0;
+}
+
 /*
- * Hold one leased job (json, taken) to its end.  Returns -1 only on a
- * local failure that should stop the daemon (the spool cannot be
- * written); *delivered says whether the job ended acknowledged or
- * cancelled.
+ * Hold one leased job (json, taken) to its end (agent_hold_job()).
+ * Returns -1 only on a local failure that should stop the daemon (the
+ * spool cannot be written); *delivered says whether the job ended
+ * acknowledged or cancelled.
  */
 static int agent_run_job(struct agent *a, cJSON *json, bool *delivered, struct pg_err *err)
 {
-	struct agent_result res = AGENT_RESULT_INIT;
-	struct pg_err jerr = PG_ERR_INIT;
-	struct agent_job job;
-	struct agent_hb hb;
-	struct agent_run run = {
-		.job = &job, .facts = &a->facts, .work_dir = a->cfg->work_dir,
-		.stopped = agent_run_stopped, .progress = agent_run_progress,
-		.log = agent_run_log, .fetch = agent_run_fetch, .arg = a,
-		.sandbox = &a->cfg->sandbox, .self_exe = a->self_exe, .apply = &a->cfg->apply,
-	};
-	enum agent_cancel cancel;
-	char *text = NULL, *body = NULL;
-	int rc = -1, run_rc;
+	enum agent_hold_end end;
+	bool unreadable;
 
 	*delivered = false;
-	memset(&hb, 0, sizeof(hb));
-	if (agent_job_parse(json, &job, &jerr) < 0) {
-		if (!job.id || !job.attempt) {
-			pg_log_error("agent", "lease answer: %s: ignoring it (the lease expires "
-				     "at the controller)", jerr.msg);
-			rc = 0;
-			goto out;
-		}
-		pg_log_error("agent", "job %lld attempt %lld: %s: reporting infra-error",
-			     (long long)job.id, (long long)job.attempt, jerr.msg);
-		if (agent_result_set(&res, AGENT_OUTCOME_INFRA,
-				     "the agent could not read the job: %s", jerr.msg) < 0)
-			goto nomem;
-		goto result;
-	}
-	/* Spooled before anything runs, so that a restart knows it held the
-	 * attempt. */
-	text = pg_json_print(job.json, false);
-	if (!text)
-		goto nomem;
-	if (agent_spool_write(&a->spool, AGENT_SPOOL_JOB, job.id, job.attempt, text,
-			      strlen(text), err) < 0)
-		goto out;
-	pg_log_info("agent", "job %lld attempt %lld: leased; heartbeat every %lld s",
-		    (long long)job.id, (long long)job.attempt, (long long)job.heartbeat_s);
-	if (agent_hb_start(&hb, &a->conn, &job, agent_timeout_ms(a),
-			   a->cfg->max_backoff_s * 1000LL, &jerr) < 0) {
-		if (agent_result_set(&res, AGENT_OUTCOME_INFRA, "%s", jerr.msg) < 0)
-			goto nomem;
-		goto result;
-	}
-	a->job = &job;
-	a->hb = &hb;
-	run_rc = a->runner(&run, &res, &jerr);
-	if (run_rc == 0 && !agent_outcome_ok(res.outcome)) {
-		pg_err_set(&jerr, PG_EINVAL, "the runner ended without a valid outcome");
-		run_rc = -1;
-	}
-	agent_hb_stop(&hb);
-	a->job = NULL;
-	a->hb = NULL;
-	cancel = agent_hb_cancelled(&hb);
-	if (cancel != AGENT_CANCEL_NONE) {
-		/* The controller has already moved on: no result. */
-		pg_log_info("agent", "job %lld attempt %lld: ended without a result: %s",
-			    (long long)job.id, (long long)job.attempt, agent_cancel_reason(cancel));
-		if (agent_spool_remove(&a->spool, AGENT_SPOOL_JOB, job.id, job.attempt, err) < 0)
-			goto out;
-		*delivered = true;
-		rc = 0;
-		goto out;
-	}
-	if (run_rc > 0) {
-		agent_result_release(&res);
-		if (agent_result_set(&res, AGENT_OUTCOME_INFRA,
-				     "the agent was stopped (a second SIGTERM or SIGINT) before "
-				     "the job finished") < 0)
-			goto nomem;
-	} else if (run_rc < 0) {
-		agent_result_release(&res);
-		if (agent_result_set(&res, AGENT_OUTCOME_INFRA, "%s", jerr.msg) < 0)
-			goto nomem;
-	}
-result:
-	if (!res.fingerprint)
-		res.fingerprint = agent_fingerprint_host(&a->facts, "none");
-	body = agent_result_body(job.attempt, &res, err);
-	if (!body)
-		goto out;
-	/* Result first, job file second: a crash in between leaves both,
-	 * and agent_recover_jobs() then keeps the result. */
-	if (agent_spool_write(&a->spool, AGENT_SPOOL_RESULT, job.id, job.attempt, body,
-			      strlen(body), err) < 0 ||
-	    agent_spool_remove(&a->spool, AGENT_SPOOL_JOB, job.id, job.attempt, err) < 0)
-		goto out;
-	pg_log_info("agent", "job %lld attempt %lld: outcome %s (%s); result spooled",
-		    (long long)job.id, (long long)job.attempt, res.outcome,
-		    res.detail ? res.detail : "");
-	if (agent_term >= AGENT_LEVEL_JOB) {
-		pg_log_warn("agent", "job %lld attempt %lld: stopping now; the result stays in "
-			    "the spool for the next start", (long long)job.id,
-			    (long long)job.attempt);
-		rc = 0;
-		goto out;
-	}
-	rc = agent_deliver(a, delivered, err);
-	goto out;
-nomem:
-	pg_err_set(err, PG_ENOMEM, "out of memory");
-out:
-	free(text);
-	free(body);
-	agent_result_release(&res);
-	agent_job_release(&job);
-	return rc;
+	if (agent_hold_job(&a->hold, json, &end, &unreadable, err) < 0)
+		return -1;
+	*delivered = end == AGENT_HOLD_DELIVERED || end == AGENT_HOLD_CANCELLED;
+	return 0;
 }
 
 static int agent_loop(struct agent *a, struct pg_err *err)
@@ -695,8 +536,17 @@ int agent_daemon_run(const struct agent_config *cfg, bool once)
 	memset(&a, 0, sizeof(a));
 	a.cfg = cfg;
 	a.once = once;
-	a.runner = strcmp(cfg->runner, "builtin") == 0 ? agent_runner_builtin : agent_runner_dpdk;
 	a.spool.lock_fd = -1;
+	a.link = (struct agent_link){
+		.hb_start = agent_link_hb_start, .abandoned = agent_link_abandoned,
+		.log = agent_link_log, .fetch = agent_link_fetch, .deliver = agent_link_deliver,
+		.offer = agent_link_offer, .arg = &a,
+	};
+	a.hold = (struct agent_hold){
+		.spool = &a.spool, .facts = &a.facts, .runner = agent_hold_runner(cfg->runner),
+		.work_dir = cfg->work_dir, .sandbox = &cfg->sandbox, .self_exe = a.self_exe,
+		.apply = &cfg->apply, .link = &a.link,
+	};
 	a.rnd = (uint64_t)pg_time_wall_ms() ^ ((uint64_t)getpid() << 32);
 	pg_http_response_init(&a.resp);
 	agent_term = 0;

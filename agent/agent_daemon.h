@@ -24,6 +24,10 @@
  *              controller cancels (or declares stale or unknown) ends
  *              without a result.
  *
+ * The job and flush steps are agent_hold.h's, shared with `perfgate-agent
+ * run-one` (agent_runone.h); this file supplies their HTTP link and the
+ * retry policy around it.
+ *
  * Failures back off with full jitter up to max_backoff_s (agent_conn.h
  * agent_retry_delay_ms()): no answer and 5xx quietly, 401/403 with an
  * error naming the token file (re-read before every retry).

@@ -61,10 +61,29 @@ static void hb_cancel(struct agent_hb *hb, enum agent_cancel why, const char *de
 			    agent_cancel_reason(why), detail);
 }
 
+/* The daemon's heartbeat: POST it over the thread's own connection. */
+static enum agent_answer hb_http_beat(struct agent_hb *hb, void *arg, const char *stage,
+				      int progress, const struct agent_stop *stop, bool *cancel,
+				      struct pg_err *err)
+{
+	enum agent_answer ans;
+
+	(void)arg;
+	ans = agent_proto_heartbeat(&hb->conn, hb->job_id, hb->attempt, stage, progress,
+				    hb->timeout_ms, stop, cancel, &hb->resp, err);
+	if (ans == AGENT_ANS_AUTH) {
+		struct pg_err terr = PG_ERR_INIT;
+
+		/* A token replaced on disk is picked up before the retry. */
+		if (agent_conn_reload_token(&hb->conn, &terr) < 0)
+			pg_log_error("heartbeat", "%s", terr.msg);
+	}
+	return ans;
+}
+
 static void *hb_thread(void *arg)
 {
 	struct agent_hb *hb = arg;
-	struct pg_http_response resp = PG_HTTP_RESPONSE_INIT;
 	struct agent_stop stop = { hb_should_stop, hb };
 	uint64_t rnd = (uint64_t)pg_time_wall_ms() ^ ((uint64_t)getpid() << 20) ^
 		       (uint64_t)hb->job_id;
@@ -87,8 +106,7 @@ static void *hb_thread(void *arg)
 		progress = hb->progress;
 		pthread_mutex_unlock(&hb->lock);
 
-		ans = agent_proto_heartbeat(&hb->conn, hb->job_id, hb->attempt, stage, progress,
-					    hb->timeout_ms, &stop, &cancel, &resp, &err);
+		ans = hb->beat(hb, hb->beat_arg, stage, progress, &stop, &cancel, &err);
 		if (ans == AGENT_ANS_OK) {
 			hb->sent++;
 			failures = 0;
@@ -117,39 +135,40 @@ static void *hb_thread(void *arg)
 		delay = agent_retry_delay_ms(ans, failures++, hb->max_backoff_ms, -1, &rnd);
 		if (delay > hb->interval_ms)
 			delay = hb->interval_ms;
-		if (ans == AGENT_ANS_AUTH) {
-			struct pg_err terr = PG_ERR_INIT;
-
-			if (agent_conn_reload_token(&hb->conn, &terr) < 0)
-				pg_log_error("heartbeat", "%s", terr.msg);
-		}
 		pg_log_warn("heartbeat", "job %lld attempt %lld: heartbeat failed: %s; "
 			    "next try in %.1f s", (long long)hb->job_id, (long long)hb->attempt,
 			    err.msg, (double)delay / 1000.0);
 		next = pg_time_mono_ms() + delay;
 	}
-	pg_http_response_release(&resp);
 	return NULL;
 }
 
-int agent_hb_start(struct agent_hb *hb, const struct agent_conn *conn,
+/* Fill hb for job (conn and resp left empty); nothing to undo. */
+static int hb_init(struct agent_hb *hb, agent_hb_beat_fn beat, void *arg,
 		   const struct agent_job *job, long timeout_ms, int64_t max_backoff_ms,
 		   struct pg_err *err)
 {
-	pthread_condattr_t ca;
-
 	memset(hb, 0, sizeof(*hb));
 	hb->job_id = job->id;
 	hb->attempt = job->attempt;
 	hb->interval_ms = job->heartbeat_s * 1000;
 	hb->timeout_ms = timeout_ms;
 	hb->max_backoff_ms = max_backoff_ms;
+	hb->beat = beat;
+	hb->beat_arg = arg;
+	pg_http_response_init(&hb->resp);
 	if (pg_fmt(hb->stage, sizeof(hb->stage), "start") < 0)
 		return pg_err_set(err, PG_EINVAL, "heartbeat: stage name too long");
 	atomic_init(&hb->stop, false);
 	atomic_init(&hb->cancel, AGENT_CANCEL_NONE);
-	if (agent_conn_clone(&hb->conn, conn, err) < 0)
-		return -1;
+	return 0;
+}
+
+/* Start the thread of an initialised hb; on failure frees what hb holds. */
+static int hb_launch(struct agent_hb *hb, struct pg_err *err)
+{
+	pthread_condattr_t ca;
+
 	pthread_mutex_init(&hb->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -159,11 +178,31 @@ int agent_hb_start(struct agent_hb *hb, const struct agent_conn *conn,
 		pthread_mutex_destroy(&hb->lock);
 		pthread_cond_destroy(&hb->wake);
 		agent_conn_release(&hb->conn);
+		pg_http_response_release(&hb->resp);
 		pg_err_prefix(err, "heartbeat thread");
 		return -1;
 	}
 	hb->running = true;
 	return 0;
+}
+
+int agent_hb_start(struct agent_hb *hb, const struct agent_conn *conn,
+		   const struct agent_job *job, long timeout_ms, int64_t max_backoff_ms,
+		   struct pg_err *err)
+{
+	if (hb_init(hb, hb_http_beat, NULL, job, timeout_ms, max_backoff_ms, err) < 0 ||
+	    agent_conn_clone(&hb->conn, conn, err) < 0)
+		return -1;
+	return hb_launch(hb, err);
+}
+
+int agent_hb_start_beat(struct agent_hb *hb, agent_hb_beat_fn beat, void *arg,
+			const struct agent_job *job, int64_t max_backoff_ms,
+			struct pg_err *err)
+{
+	if (hb_init(hb, beat, arg, job, 0, max_backoff_ms, err) < 0)
+		return -1;
+	return hb_launch(hb, err);
 }
 
 void agent_hb_set_stage(struct agent_hb *hb, const char *stage, int progress)
@@ -200,5 +239,6 @@ void agent_hb_stop(struct agent_hb *hb)
 	pthread_mutex_destroy(&hb->lock);
 	pthread_cond_destroy(&hb->wake);
 	agent_conn_release(&hb->conn);
+	pg_http_response_release(&hb->resp);
 	hb->running = false;
 }

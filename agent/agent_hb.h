@@ -18,6 +18,11 @@
  * backoff; the job goes on meanwhile: the lease only expires at the
  * controller, which may still take the result (sched.h "Late work").
  *
+ * What one heartbeat is, is pluggable (agent_hb_start_beat()): the
+ * daemon posts it over HTTP (agent_hb_start()), `run-one` writes it as
+ * a line on stdout (agent_stream.h).  The thread, its timing, retries
+ * and cancel flag are the same for both.
+ *
  * Threads and ownership.  The main thread owns the struct agent_hb; it
  * fills it with agent_hb_start(), which starts the thread, and ends it
  * with agent_hb_stop(), which joins the thread.  In between, the thread
@@ -48,6 +53,22 @@ enum agent_cancel {
 /* "cancelled by the controller", "attempt is stale (409)", ... */
 const char *agent_cancel_reason(enum agent_cancel c);
 
+struct agent_hb;
+
+/*
+ * One heartbeat, on the heartbeat thread: report stage and progress.
+ * Returns AGENT_ANS_OK (with *cancel true when the controller asked the
+ * job to stop), AGENT_ANS_CONFLICT (stale attempt), AGENT_ANS_NOTFOUND
+ * (unknown job), AGENT_ANS_STOPPED (no more heartbeats: the thread ends
+ * quietly), or a failure class (AGENT_ANS_RETRY, AGENT_ANS_AUTH, ...)
+ * retried with backoff; err says what failed.  `stop` says when the
+ * thread is being stopped (for a beat that waits).
+ */
+typedef enum agent_answer (*agent_hb_beat_fn)(struct agent_hb *hb, void *arg,
+					      const char *stage, int progress,
+					      const struct agent_stop *stop, bool *cancel,
+					      struct pg_err *err);
+
 struct agent_hb {
 	/* Read-only while the thread runs. */
 	int64_t job_id;
@@ -56,8 +77,13 @@ struct agent_hb {
 	long timeout_ms;
 	int64_t max_backoff_ms;
 
-	/* The thread's, between start and stop. */
+	agent_hb_beat_fn beat;
+	void *beat_arg;
+
+	/* The thread's, between start and stop (conn and resp: the HTTP
+	 * beat's only). */
 	struct agent_conn conn;
+	struct pg_http_response resp;
 	unsigned int sent;		/* heartbeats answered 200 */
 	unsigned int failed;		/* heartbeats that failed */
 
@@ -82,6 +108,16 @@ struct agent_hb {
 int agent_hb_start(struct agent_hb *hb, const struct agent_conn *conn,
 		   const struct agent_job *job, long timeout_ms, int64_t max_backoff_ms,
 		   struct pg_err *err);
+
+/*
+ * The same with another kind of heartbeat: beat(hb, arg, ...) is called
+ * on the thread every heartbeat_s (the first at once), retried after
+ * failures within max_backoff_ms as above.  arg must outlive
+ * agent_hb_stop().  Returns 0, or -1 (no thread runs).
+ */
+int agent_hb_start_beat(struct agent_hb *hb, agent_hb_beat_fn beat, void *arg,
+			const struct agent_job *job, int64_t max_backoff_ms,
+			struct pg_err *err);
 
 /* Report a new stage (an agent_stage_ok() name) and progress (0..100,
  * clamped); the next heartbeat carries it. */

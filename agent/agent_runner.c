@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "buf.h"
+#include "fmt.h"
 #include "json.h"
+#include "proc.h"
 #include "timeutil.h"
 
 #define BUILTIN_POLL_MS 100
@@ -24,16 +26,57 @@ cJSON *agent_fingerprint_host(const struct agent_facts *facts, const char *runne
 	return o;
 }
 
+/*
+ * "builtin_spawn": wait by running `sleep SECONDS` as a child, in its own
+ * process group with run->stopped() as its cancel callback, the way the
+ * DPDK runner runs builds and benchmarks: tests see that a stopped job
+ * leaves no process behind.  0 done, 1 stopped, -1 (err).
+ */
+static int builtin_spawn_wait(const struct agent_run *run, double seconds, struct pg_err *err)
+{
+	struct pg_proc p = PG_PROC_INIT;
+	char arg[32], desc[PG_PROC_DESC_MAX];
+	const char *argv[] = { "sleep", arg, NULL };
+	int rc = -1;
+
+	if (pg_fmt(arg, sizeof(arg), "%.3f", seconds) < 0)
+		return pg_err_set(err, PG_EINVAL, "built-in runner: bad builtin_seconds");
+	p.argv = argv;
+	p.tail_max = 1024;
+	p.cancel_cb = run->stopped;
+	p.cancel_arg = run->arg;
+	p.kill_grace_ms = 1000;
+	if (pg_proc_run(&p, err) < 0) {
+		pg_err_prefix(err, "built-in runner");
+		goto out;
+	}
+	if (p.cancelled) {
+		rc = 1;
+		goto out;
+	}
+	if (!pg_proc_succeeded(&p)) {
+		pg_err_set(err, PG_EIO, "built-in runner: sleep %s: %s: %s", arg,
+			   pg_proc_describe(&p, desc, sizeof(desc)), pg_buf_str(&p.tail));
+		goto out;
+	}
+	rc = 0;
+out:
+	pg_proc_release(&p);
+	return rc;
+}
+
 int agent_runner_builtin(const struct agent_run *run, struct agent_result *res,
 			 struct pg_err *err)
 {
 	struct pg_buf log = PG_BUF_INIT(4096);
 	double seconds = AGENT_BUILTIN_SECONDS_DEFAULT;
 	int64_t start, total_ms, elapsed;
-	int rc = -1;
+	bool spawn = false;
+	int rc = -1, wrc;
 
 	if (pg_json_get_double(run->job->json, "builtin_seconds", false, 0,
-			       AGENT_BUILTIN_SECONDS_MAX, &seconds, err) < 0) {
+			       AGENT_BUILTIN_SECONDS_MAX, &seconds, err) < 0 ||
+	    pg_json_get_bool(run->job->json, "builtin_spawn", false, &spawn, err) < 0) {
 		pg_err_prefix(err, "built-in runner: job");
 		goto out;
 	}
@@ -50,8 +93,15 @@ int agent_runner_builtin(const struct agent_run *run, struct agent_result *res,
 	}
 	run->log(run->arg, "run", log.data, log.len);
 
+	if (spawn) {
+		wrc = builtin_spawn_wait(run, seconds, err);
+		if (wrc != 0) {
+			rc = wrc;
+			goto out;
+		}
+	}
 	start = pg_time_mono_ms();
-	while ((elapsed = pg_time_mono_ms() - start) < total_ms) {
+	while (!spawn && (elapsed = pg_time_mono_ms() - start) < total_ms) {
 		if (run->stopped(run->arg)) {
 			rc = 1;
 			goto out;

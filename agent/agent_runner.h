@@ -76,6 +76,14 @@ typedef int (*agent_runner_fn)(const struct agent_run *run, struct agent_result 
  * AGENT_BUILTIN_DETAIL, a fingerprint of the host facts, and NO samples:
  * it never makes numbers up.  A "builtin_seconds" of the wrong type or
  * range fails the job as an infrastructure error.
+ *
+ * With "builtin_spawn": true (default false) it waits instead by running
+ * `sleep SECONDS` as a child through lib/proc.h, in its own process
+ * group with run->stopped() as the cancel callback, as the DPDK runner
+ * runs its builds and benchmarks: for tests that a stopped job kills its
+ * processes (no progress is reported while it sleeps).  A
+ * "builtin_spawn" that is not a boolean fails the job like a bad
+ * "builtin_seconds".
  */
 int agent_runner_builtin(const struct agent_run *run, struct agent_result *res,
 			 struct pg_err *err);

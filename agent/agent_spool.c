@@ -15,10 +15,13 @@
 
 #include "fmt.h"
 #include "fsutil.h"
+#include "timeutil.h"
 #include "vec.h"
 
 /* The largest id or attempt: what a JSON number holds exactly. */
 #define AGENT_SPOOL_ID_MAX 9007199254740992LL
+/* How often a waiting open tries the lock again. */
+#define SPOOL_LOCK_POLL_MS 50
 
 static const char *spool_prefix(enum agent_spool_kind kind)
 {
@@ -153,8 +156,32 @@ void agent_spool_close(struct agent_spool *sp)
 	sp->rejected_dir = NULL;
 }
 
+/* Take the flock, trying every SPOOL_LOCK_POLL_MS until wait_ms passed. */
+static int spool_lock(int fd, const char *dir, const char *path, int64_t wait_ms,
+		      struct pg_err *err)
+{
+	int64_t deadline = pg_time_mono_ms() + wait_ms;
+
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return pg_err_errno(err, "spool: lock '%s'", path);
+		if (errno == EWOULDBLOCK && pg_time_mono_ms() >= deadline)
+			return pg_err_set(err, PG_ECONFLICT,
+					  "spool '%s' is in use by another agent process", dir);
+		pg_sleep_ms(SPOOL_LOCK_POLL_MS, NULL);
+	}
+}
+
 int agent_spool_open(struct agent_spool *sp, const char *dir, unsigned int *removed_tmp,
 		     struct pg_err *err)
+{
+	return agent_spool_open_wait(sp, dir, 0, removed_tmp, err);
+}
+
+int agent_spool_open_wait(struct agent_spool *sp, const char *dir, int64_t wait_ms,
+			  unsigned int *removed_tmp, struct pg_err *err)
 {
 	char path[PATH_MAX];
 	unsigned int removed = 0;
@@ -178,14 +205,8 @@ int agent_spool_open(struct agent_spool *sp, const char *dir, unsigned int *remo
 		pg_err_errno(err, "spool: open '%s'", path);
 		goto fail;
 	}
-	if (flock(sp->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno == EWOULDBLOCK)
-			pg_err_set(err, PG_ECONFLICT,
-				   "spool '%s' is in use by another agent process", dir);
-		else
-			pg_err_errno(err, "spool: lock '%s'", path);
+	if (spool_lock(sp->lock_fd, dir, path, wait_ms, err) < 0)
 		goto fail;
-	}
 	if (spool_clean_tmp(sp->dir, &removed, err) < 0 ||
 	    spool_clean_tmp(sp->rejected_dir, &removed, err) < 0)
 		goto fail;

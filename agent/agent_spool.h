@@ -73,6 +73,15 @@ struct agent_spool_entry {
 int agent_spool_open(struct agent_spool *sp, const char *dir, unsigned int *removed_tmp,
 		     struct pg_err *err);
 
+/*
+ * The same, but when another process holds the lock, keep trying for up
+ * to wait_ms (0: fail at once, as agent_spool_open()) before failing with
+ * PG_ECONFLICT: for `run-one`, whose previous instance may still be
+ * stopping its job and spooling its result.
+ */
+int agent_spool_open_wait(struct agent_spool *sp, const char *dir, int64_t wait_ms,
+			  unsigned int *removed_tmp, struct pg_err *err);
+
 /* Unlock and free; safe on AGENT_SPOOL_INIT, after a failed open, and
  * twice. */
 void agent_spool_close(struct agent_spool *sp);

@@ -44,6 +44,23 @@
  *   ("the connection to the controller dropped..."), to be collected, and
  *   run-one exits RUNONE_EXIT_LOST.
  *
+ * As implemented (agent/agent_runone.h):
+ *   - the spool is locked for the whole run; a job run also waits up to
+ *     RUNONE_COLLECT_WAIT_S for it, as --collect does;
+ *   - SIGTERM, SIGINT and SIGHUP stop the job as a dropped connection
+ *     does (infra-error spooled, RUNONE_EXIT_LOST); SIGPIPE is ignored;
+ *   - a runner that had already finished when the connection dropped
+ *     keeps its real result (spooled, not delivered), not infra-error;
+ *   - a malformed line from the controller is logged and ignored; a line
+ *     over RUNONE_LINE_MAX counts as the connection dropping; an ack or
+ *     reject of another attempt than the result just sent is ignored;
+ *   - stdin closing before the first line: RUNONE_EXIT_LOST; a first line
+ *     that is not a job: RUNONE_EXIT_ERROR with an end line; a job that
+ *     agent_job_parse() refuses but whose id and attempt are readable:
+ *     its infra-error result goes out and is answered as any result,
+ *     then RUNONE_EXIT_ERROR;
+ *   - --log-level SPEC is accepted as by the daemon.
+ *
  * perfgate-agent run-one --facts [--config F]
  *   {"type":"facts","agent_version":V,"labels":{...},"facts":{...}}: what a
  *   daemon registers with (its labels with vendor and arch filled in).
@@ -55,6 +72,8 @@
  *   one "result" line per spooled result, oldest first, and
  *   {"type":"collected","count":N}; then reads "ack"/"reject" lines until
  *   {"type":"done"} or EOF.  A result not acknowledged stays spooled.
+ *   No hello or end line.  Exit 0 (whatever was acknowledged), 1 (the
+ *   spool), 3 (stdout failed before the collected line).
  *
  * Exit statuses of run-one.
  */

@@ -3,9 +3,12 @@
  * Unit tests for agent/agent_spool.c: names, atomic writes, the oldest-first
  * listing, what a crash leaves behind (a temporary is removed and never
  * listed, a complete file is listed and read back byte for byte), the
- * rejected/ corner, and the lock against a second agent.
+ * rejected/ corner, the lock against a second agent, and the waiting open
+ * of run-one.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -249,6 +252,54 @@ static void test_lock(void **state)
 	agent_spool_close(&b);
 }
 
+/* Releases the spool it is given after 300 ms, as a run-one that is
+ * still stopping would. */
+static void *release_later(void *arg)
+{
+	struct timespec ts = { 0, 300 * 1000000L };
+
+	nanosleep(&ts, NULL);
+	agent_spool_close(arg);
+	return NULL;
+}
+
+static void test_lock_wait(void **state)
+{
+	struct agent_spool a = AGENT_SPOOL_INIT, b = AGENT_SPOOL_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	struct timespec t0, t1;
+	pthread_t tid;
+	char dir[128];
+	long ms;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/spool", tmpdir);
+	assert_int_equal(agent_spool_open(&a, dir, NULL, &err), 0);
+	/* Held for the whole wait: fails once the wait is over, not before. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(agent_spool_open_wait(&b, dir, 200, NULL, &err), -1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	assert_int_equal(err.code, PG_ECONFLICT);
+	assert_true(ms >= 200);
+	assert_true(ms < 2000);
+	assert_int_equal(b.lock_fd, -1);
+	/* Released during the wait: taken then. */
+	assert_int_equal(pthread_create(&tid, NULL, release_later, &a), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(agent_spool_open_wait(&b, dir, 5000, NULL, &err), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	assert_int_equal(pthread_join(tid, NULL), 0);
+	assert_true(ms >= 250);
+	assert_true(ms < 4000);
+	/* And held now: the plain open still fails at once. */
+	assert_int_equal(agent_spool_open(&a, dir, NULL, &err), -1);
+	assert_int_equal(err.code, PG_ECONFLICT);
+	agent_spool_close(&a);
+	agent_spool_close(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +308,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_crash_leftovers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_wait, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
