@@ -147,7 +147,7 @@ browser: all
 	./tests/browser/run.sh $(abspath $(BUILD))
 
 # The README's pictures of the dashboard, as the browser tests took them.
-SCREENSHOTS := list series-log trends agents queue changes agents-noise
+SCREENSHOTS := list series-log trends agents queue changes agents-noise agents-ssh
 screenshots: browser
 	@mkdir -p tests/browser/screenshots
 	for s in $(SCREENSHOTS); do cp $(BUILD)/screenshots/$$s.png tests/browser/screenshots/; done

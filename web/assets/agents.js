@@ -1,6 +1,6 @@
 // Agents: who is busy with what, refreshed every 5 s in place.
 import { $, badge, cell, dlOf, fill, fmtAgo, fmtDate, fmtEta, getJSON, h, keepFocus, poll, progressEl, table, timeEl, updated, wrap } from './common.js';
-import { driftEl, noiseSection } from './agentview.js';
+import { driftEl, noiseSection, sshEl } from './agentview.js';
 
 const box = wrap(null, 'Agents');
 const summary = $('#summary');
@@ -30,8 +30,9 @@ function row(a, now) {
   const j = a.job;
   const labels = Object.entries(a.labels || {});
   const drift = driftEl(a.drift);
+  const ssh = sshEl(a.ssh);
   return h('tr', { data: { agent: a.name, state: a.state, drift: drift ? drift.dataset.drift : undefined } },
-    h('th', { scope: 'row', data: { field: 'name' } }, a.name, a.transport ? h('div', { class: 'addr' }, a.transport) : null),
+    h('th', { scope: 'row', class: ssh ? 'ssh-host' : null, data: { field: 'name' } }, a.name, a.transport ? h('div', { class: 'addr' }, a.transport) : null, ssh),
     cell('state', a.state, badge(a.state), drift ? h('div', null, drift) : null),
     cell('labels', undefined, labels.length ? h('span', { class: 'chips' }, labels.map(([k, v]) => h('span', { class: 'chip' }, k + '=' + v))) : dash()),
     factsCell(a),

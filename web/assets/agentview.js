@@ -1,5 +1,5 @@
-// The agents page's pure parts: what an agent's drift and its own noise
-// look like, from the JSON alone (no fetch, no page state), so that the
+// The agents page's pure parts: what an agent's drift, its own noise and
+// its SSH connection look like, from the JSON alone (no fetch, no page state), so that the
 // browser tests can render an object the API does not give yet.
 import { badge, fmtDate, fmtPct, h, num, table, timeEl, commitEl, wrap } from './common.js';
 
@@ -37,4 +37,34 @@ export function noiseSection(name, ans) {
     'Noise of ' + name)
     : h('p', { class: 'none' }, 'no baselines yet');
   return h('section', { class: 'noise', data: { agent: name, keys: keys.length } }, h('h3', null, name), body);
+}
+
+const isNum = (v) => typeof v === 'number' && Number.isFinite(v);
+
+// div.ssh[data-ssh-state=STATE] for an agent's `ssh` (null for a daemon
+// agent, or when absent or not an object): the connection state as a
+// badge, the target, "job N attempt A" while running, the host key's
+// fingerprint (.hostkey), the agent version, the connections and
+// failures, and the last error (.ssh-error) with its time.  Every string
+// comes from the network or the host: text only.
+export function sshEl(s) {
+  if (!s || typeof s !== 'object' || Array.isArray(s)) return null;
+  const state = s.state === null || s.state === undefined ? '' : String(s.state);
+  const running = state === 'running' && isNum(s.job);
+  const counts = [isNum(s.connects) ? s.connects + (s.connects === 1 ? ' connect' : ' connects') : null,
+    isNum(s.failures) && s.failures ? s.failures + (s.failures === 1 ? ' failure' : ' failures') : null];
+  return h('div', { class: 'ssh', data: { sshState: state } },
+    badge(state || 'unknown'), ' ',
+    h('span', { class: 'ssh-target desc', title: 'SSH target' }, s.target ? String(s.target) : '?'),
+    running ? h('div', { class: 'ssh-job', data: { job: s.job, attempt: s.attempt ?? '' } },
+      'job ' + s.job + (isNum(s.attempt) ? ' attempt ' + s.attempt : '')) : null,
+    s.host_key ? h('code', { class: 'hostkey', title: 'host key' }, String(s.host_key)) : null,
+    s.agent_version ? h('div', { class: 'addr ssh-version' }, String(s.agent_version)) : null,
+    s.connected_at || counts.some(Boolean) ? h('div', { class: 'addr' },
+      s.connected_at ? ['connected ', timeEl(s.connected_at, fmtDate(s.connected_at))] : null,
+      s.connected_at && counts.some(Boolean) ? ' · ' : null, counts.filter(Boolean).join(', ')) : null,
+    s.last_error ? h('div', { class: 'ssh-error' },
+      state === 'error' ? null : 'last error: ',
+      h('span', { class: 'ssh-error-text' }, String(s.last_error)),
+      s.last_error_at ? [' · ', timeEl(s.last_error_at, fmtDate(s.last_error_at))] : null) : null);
 }

@@ -215,7 +215,7 @@ for (const [tone, states] of Object.entries({
   bad: 'fail regression offline failed patched-build-failure error drained',
   warn: 'warning inconclusive noisy missing stale suspected drift infra-error apply-failure already-applied base-build-failure bench-failure',
   info: 'improvement busy running leased recheck confirmed',
-  wait: 'pending queued held incomplete new',
+  wait: 'pending queued held incomplete new connecting',
 })) for (const s of states.split(' ')) TONE[s] = tone;
 
 // A coloured badge that always says its state in words.
