@@ -32,6 +32,7 @@ EOF
 ctl_config() {
 	cat >"$1" <<EOF
 { "db": "$db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
+  "intake": { "interval_s": 1 },
   "api": { "listen": "127.0.0.1:${PORT:-0}", "lease_s": 30, "admin_token_file": "$TMP/admin-token" },
   "ssh": { "io_timeout_s": 60, "keepalive_s": 5, "max_backoff_s": 2, "connect_timeout_s": 10,
     "hosts": [ { "name": "ssh-1", "host": "127.0.0.1", "port": $SSHD_PORT, "user": "$(id -un)",
@@ -139,7 +140,7 @@ for mode in demo-release demo-debugoptimized; do
 		"SELECT state, outcome, attempt FROM jobs WHERE id = %s" \
 		"SELECT attempt, outcome, detail FROM results WHERE job_id = %s" \
 		"SELECT json_remove(fingerprint, '\$.hostname') FROM results WHERE job_id = %s" \
-		"SELECT count(*) FROM samples s JOIN results r ON r.id = s.result_id WHERE r.job_id = %s" \
+		"SELECT count(*) FROM samples WHERE job_id = %s" \
 		"SELECT group_concat(stage || ':' || bytes, ',') FROM logs WHERE job_id = %s" \
 		"SELECT outcome FROM attempts WHERE job_id = %s ORDER BY attempt"; do
 		a=$(q "$(printf "$sql" "$js")")
@@ -155,9 +156,8 @@ for mode in demo-release demo-debugoptimized; do
 	cmp -s "$TMP/log-ssh" "$TMP/log-daemon" || { diff "$TMP/log-ssh" "$TMP/log-daemon" >&2; fail "$mode: logs differ"; }
 done
 verdict() { q "SELECT context || '=' || state || ': ' || description FROM verdicts WHERE run_id = $1 AND benchmark IS NULL" | sed 's/[0-9][0-9]*/N/g'; }
-decided() { [ -n "$(verdict "$1")" ]; }
-wait_until 30 "the SSH run's verdict" decided "$run_s"
-wait_until 30 "the daemon run's verdict" decided "$run_b"
+wait_until 30 "the SSH run decided" is "SELECT state FROM runs WHERE id = $run_s" done
+wait_until 30 "the daemon run decided" is "SELECT state FROM runs WHERE id = $run_b" done
 vs=$(verdict "$run_s")
 vb=$(verdict "$run_b")
 [ "$vs" = "$vb" ] || fail "verdicts differ: SSH '$vs', daemon '$vb'"
