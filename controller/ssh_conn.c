@@ -481,6 +481,21 @@ int ssh_conn_upload(struct ssh_conn *conn, const char *local, const char *remote
 		ssh_fail(conn, PG_EIO, err, "SFTP");
 		goto out;
 	}
+	/* Its directory first, as an installer would (mkdir -p). */
+	for (char *p = tmp.data + 1; (p = strchr(p, '/')); p++) {
+		sftp_attributes a;
+
+		*p = '\0';
+		a = sftp_stat(sftp, tmp.data);
+		if (a)
+			sftp_attributes_free(a);
+		else if (sftp_mkdir(sftp, tmp.data, 0755) < 0) {
+			*p = '/';
+			ssh_fail(conn, PG_EIO, err, "SFTP mkdir");
+			goto out;
+		}
+		*p = '/';
+	}
 	f = sftp_open(sftp, pg_buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC, (mode_t)mode);
 	if (!f) {
 		ssh_fail(conn, PG_EIO, err, "SFTP open");

@@ -69,6 +69,7 @@ struct ssh_disp {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int64_t slots;			/* connections that may still open */
+	int64_t waiting;		/* hosts waiting for one */
 	struct disp_host *hosts;
 	size_t n;
 };
@@ -78,6 +79,8 @@ enum disp_end {
 	DISP_OK = 0,		/* go on */
 	DISP_STOP,		/* the dispatcher stops */
 	DISP_LOST,		/* the connection failed: reconnect */
+	DISP_YIELD,		/* idle while other hosts wait for a slot: give
+				 * the connection up, queue for a slot again */
 };
 
 static bool disp_stopping(const struct disp_host *dh)
@@ -779,6 +782,48 @@ out:
 	return end;
 }
 
+/* ---- connection slots ----------------------------------------------- */
+
+/* Whether another host waits for a connection slot. */
+static bool disp_slot_wanted(struct disp_host *dh)
+{
+	bool wanted;
+
+	pthread_mutex_lock(&dh->d->lock);
+	wanted = dh->d->waiting > 0;
+	pthread_mutex_unlock(&dh->d->lock);
+	return wanted;
+}
+
+static bool disp_slot_take(struct disp_host *dh)
+{
+	struct ssh_disp *d = dh->d;
+	bool got = false;
+
+	pthread_mutex_lock(&d->lock);
+	d->waiting++;
+	while (!atomic_load(&d->stop) && !(got = d->slots > 0)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&d->cond, &d->lock, &ts);
+	}
+	d->waiting--;
+	if (got)
+		d->slots--;
+	pthread_mutex_unlock(&d->lock);
+	return got;
+}
+
+static void disp_slot_give(struct disp_host *dh)
+{
+	pthread_mutex_lock(&dh->d->lock);
+	dh->d->slots++;
+	pthread_cond_signal(&dh->d->cond);
+	pthread_mutex_unlock(&dh->d->lock);
+}
+
 /* Lease and run jobs while connected. */
 static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 {
@@ -818,6 +863,12 @@ static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 					continue;
 			} else {
 				refused = 204;
+				/* Nothing to do here while another host waits for
+				 * a connection: let it have this one. */
+				if (disp_slot_wanted(dh)) {
+					end = DISP_YIELD;
+					break;
+				}
 			}
 			if (pg_time_mono_ms() - last_alive >= dh->d->cfg->ssh.keepalive_s * 1000) {
 				if (ssh_conn_keepalive(dh->conn, err) < 0) {
@@ -851,33 +902,6 @@ static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 }
 
 /* ---- connections ---------------------------------------------------- */
-
-static bool disp_slot_take(struct disp_host *dh)
-{
-	struct ssh_disp *d = dh->d;
-	bool got = false;
-
-	pthread_mutex_lock(&d->lock);
-	while (!atomic_load(&d->stop) && !(got = d->slots > 0)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&d->cond, &d->lock, &ts);
-	}
-	if (got)
-		d->slots--;
-	pthread_mutex_unlock(&d->lock);
-	return got;
-}
-
-static void disp_slot_give(struct disp_host *dh)
-{
-	pthread_mutex_lock(&dh->d->lock);
-	dh->d->slots++;
-	pthread_cond_signal(&dh->d->cond);
-	pthread_mutex_unlock(&dh->d->lock);
-}
 
 /* One connection, from connect to its end. */
 static enum disp_end disp_connection(struct disp_host *dh, struct pg_err *err)
@@ -921,6 +945,14 @@ static void *disp_host_main(void *arg)
 		disp_slot_give(dh);
 		if (end == DISP_STOP || disp_stopping(dh))
 			break;
+		if (end == DISP_YIELD) {
+			pg_log_debug("ssh", "host '%s': idle, its connection given to a host that "
+				     "waits for one", dh->h->name);
+			disp_state(dh, SSH_STATE_DISCONNECTED, 0, 0);
+			/* Queue behind the waiting host (the lock is not fair). */
+			pg_sleep_ms(50, NULL);
+			continue;
+		}
 		disp_error(dh, err.msg[0] ? err.msg : "the connection ended");
 		delay = pg_backoff_ms(dh->failures < 30 ? dh->failures : 30, 1000,
 				      dh->d->cfg->ssh.max_backoff_s * 1000, &dh->rnd);

@@ -7,7 +7,9 @@
  * section (ssh_config.h), which run no agent daemon, so that the store,
  * the verdicts, the checks and the dashboard cannot tell them from daemon
  * agents.  One thread per host; at most ssh.max_connections connected at
- * once (a host waits for a slot).
+ * once: a host waits for a slot, and an idle host (its lease poll found
+ * nothing) gives its connection up while another waits, so that more
+ * hosts than slots take turns instead of starving.
  *
  * The host leases through the controller's own API, over loopback, as a
  * daemon agent would: its agent row (transport 'ssh', sched_agent_ssh())

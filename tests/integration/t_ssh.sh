@@ -12,7 +12,9 @@
 #   4. the controller killed mid-job and restarted: nothing lost;
 #   5. a changed or unknown host key is refused (host check, and serve
 #      leases nothing for it), trust on first use adds it, a key file
-#      readable by others stops serve at start.
+#      readable by others stops serve at start;
+#   6. two hosts and one connection slot take turns (never two connected),
+#      and a host without the agent program gets this build's over SFTP.
 . "$PG_TOP/tests/integration/lib.sh"
 . "$PG_TOP/tests/integration/ssh_lib.sh"
 
@@ -264,3 +266,31 @@ expect_rc 1 $C serve
 expect_grep "key_file .* has mode 0644: group or others may read it; refused" "$TMP/out"
 chmod 600 "$SSH_KEY"
 echo "part 5: changed and unknown host keys refused, trust on first use, key file modes"
+
+# --- 6. two hosts, one slot; the agent copied over SFTP ---------------------
+mkdir -p "$TMP/host2"
+sed "s|$TMP/host/|$TMP/host2/|g; s|\"ssh-1\"|\"ssh-2\"|" "$TMP/host/agent.json" >"$TMP/host2/agent.json"
+jq --arg h2 "$TMP/host2" '.ssh.max_connections = 1
+	| .ssh.hosts += [.ssh.hosts[0] | .name = "ssh-2" | .agent = ($h2 + "/bin/perfgate-agent")
+		| .install = "copy" | .agent_config = ($h2 + "/agent.json")
+		| .work_dir = ($h2 + "/work") | .spool_dir = ($h2 + "/spool")]' \
+	"$TMP/c.json" >"$TMP/two.json" || fail "jq two hosts"
+start_ctl "$TMP/serve6.log" "$TMP/two.json"
+# Some work for both: the held jobs, released.
+q "UPDATE jobs SET priority = 0 WHERE state = 'queued'"
+ssh2=""
+connected() { q "SELECT count(*) FROM ssh_hosts WHERE state IN ('connecting', 'idle', 'running')"; }
+both_served() {
+	c=$(connected)
+	[ "$c" -le 1 ] || { dump_logs; fail "$c hosts connected at once with max_connections 1"; }
+	ssh2=$(q "SELECT id FROM agents WHERE name = 'ssh-2'")
+	[ -n "$ssh2" ] && is "SELECT connects > 0 FROM ssh_hosts WHERE agent_id = $ssh2" 1 &&
+		is "SELECT count(*) FROM jobs WHERE state = 'queued'" 0
+}
+wait_until 90 "both hosts connected in turn, the queue empty" both_served
+[ -x "$TMP/host2/bin/perfgate-agent" ] || fail "the agent was not copied to ssh-2"
+expect_grep "host 'ssh-2': .*perfgate-agent is missing or broken; copying this build's" "$TMP/serve6.log"
+"$TMP/host2/bin/perfgate-agent" --version | grep -qx "perfgate-agent $("$AGENT" --version | cut -d' ' -f2)" ||
+	fail "the copied agent is not this build's"
+stop_ctl
+echo "part 6: two hosts took turns on one connection slot; ssh-2 got this build's agent over SFTP"

@@ -72,7 +72,7 @@ static void test_invalid(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pg_buf d = PG_BUF_INIT(1024);
-		size_t len = i + 1 == sizeof(bad) / sizeof(bad[0]) ? 12 : strlen(bad[i]);
+		size_t len = i + 1 == sizeof(bad) / sizeof(bad[0]) ? 8 : strlen(bad[i]);
 
 		pg_err_clear(&err);
 		if (pg_base64_decode(bad[i], len, &d, &err) == 0) {
