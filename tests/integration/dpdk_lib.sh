@@ -30,9 +30,13 @@
 #                                    no noise hides (one file to rebuild)
 #   dpdk_profile JQ      $TMP/profiles/demo.json: the demo profile on $tree,
 #                        edited by the jq filter JQ (e.g. "." for none)
-#   dpdk_controller      a migrated store, the controller serving on a free
-#                        port ($url, $ctl, $db), an agent token ($TMP/token),
-#                        an admin token ($TMP/admin)
+#   dpdk_controller [NAME [ssh]]   a migrated store, the controller serving
+#                        on a free port ($url, $ctl, $db), an admin token
+#                        ($TMP/admin), and agent NAME (default e2e-1): a
+#                        token ($TMP/token) for a daemon, or with "ssh" a
+#                        host driven over SSH through ssh_lib.sh's sshd
+#                        (sshd_start first), running run-one as root with
+#                        $TMP/agent.json (dpdk_agent_config first)
 #   dpdk_agent_config NAME   $TMP/agent.json for the DPDK runner on $work
 #   dpdk_ingest_plan MBOX    ingest a series and plan it (controller not
 #                        serving, or serving: both work on one store)
@@ -150,16 +154,23 @@ dpdk_profile() {
 dpdk_controller() {
 	printf 'admin-%s\n' "$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')" >"$TMP/admin"
 	chmod 600 "$TMP/admin"
+	_ssh=""
+	[ "${2:-}" = ssh ] && _ssh=", \"ssh\": { \"hosts\": [ { \"name\": \"${1:-e2e-1}\",
+	    \"host\": \"127.0.0.1\", \"port\": $SSHD_PORT, \"user\": \"$(id -un)\",
+	    \"key_file\": \"$SSH_KEY\", \"known_hosts\": \"$SSH_KNOWN\", \"agent\": \"$AGENT\",
+	    \"agent_config\": \"$TMP/agent.json\" } ] }"
 	cat >"$TMP/c.json" <<EOF
 { "db": "$TMP/state/perfgate.db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
   "api": { "listen": "127.0.0.1:0", "lease_s": 120, "web_dir": "$PG_TOP/web",
-           "admin_token_file": "$TMP/admin" } }
+           "admin_token_file": "$TMP/admin" }$_ssh }
 EOF
 	C="$CTL --config $TMP/c.json"
 	db="$TMP/state/perfgate.db"
 	expect_rc 0 $C db migrate
-	$C agent add "${1:-e2e-1}" --labels pool=demo >"$TMP/token" 2>"$TMP/add.err" ||
-		{ cat "$TMP/add.err"; fail "agent add"; }
+	if [ -z "$_ssh" ]; then
+		$C agent add "${1:-e2e-1}" --labels pool=demo >"$TMP/token" 2>"$TMP/add.err" ||
+			{ cat "$TMP/add.err"; fail "agent add"; }
+	fi
 	$C serve >"$TMP/serve.log" 2>&1 &
 	ctl=$!
 	i=0
@@ -173,7 +184,7 @@ EOF
 
 dpdk_agent_config() {
 	cat >"$TMP/agent.json" <<EOF
-{ "name": "$1", "controller_url": "$url", "token_file": "$TMP/token",
+{ "name": "$1", "controller_url": "${url:-http://127.0.0.1:1}", "token_file": "$TMP/token",
   "labels": { "pool": "demo" }, "work_dir": "$work", "spool_dir": "$TMP/agent/spool",
   "profiles_dir": "$TMP/profiles", "lease_wait_s": 5, "runner": "dpdk" }
 EOF

@@ -1,6 +1,9 @@
 # A baseline on real DPDK (issue 17): the head of the demo tree measured by
 # itself, one job per build mode (release and debugoptimized), each by a
-# real agent with the DPDK runner (agent --once).  The agent checks out and builds the base side alone
+# real agent with the DPDK runner, on a host driven over SSH (issue 18: the
+# controller's dispatcher runs `perfgate-agent run-one` through a real
+# sshd on loopback, ssh_lib.sh), so that the real runner's sandboxed
+# builds and benchmarks, samples and logs are shown to work over SSH too.  The agent checks out and builds the base side alone
 # (nothing to apply), runs that one build as both sides, interleaved, at
 # the 6 repetitions a baseline asks for; the controller decides it without
 # follow-up, check or mail, and the host's A/A spread and minimum
@@ -8,12 +11,15 @@
 # t_e2e_dpdk keeps ($PG_CACHE/e2e): the base slot's build is incremental.
 . "$PG_TOP/tests/integration/lib.sh"
 . "$PG_TOP/tests/integration/dpdk_lib.sh"
+. "$PG_TOP/tests/integration/ssh_lib.sh"
 
 dpdk_setup
 dpdk_profile '.'
-dpdk_controller e2e-1
+sshd_start
+dpdk_agent_config e2e-1
+dpdk_controller e2e-1 ssh
 stop_ctl() { kill -9 "$ctl" 2>/dev/null; }
-cleanup_hooks="stop_ctl"
+cleanup_hooks="$cleanup_hooks stop_ctl"
 q() { sqlite3 "$db" "$1"; }
 
 expect_rc 0 $C baseline run dpdk-demo main
@@ -21,13 +27,18 @@ expect_grep '^baseline run [0-9]+: dpdk-demo main, 2 jobs queued$' "$TMP/out"
 run=$(q "SELECT id FROM runs WHERE reason = 'baseline'")
 [ "$(q "SELECT base_commit FROM runs WHERE id = $run")" = "$base" ] ||
 	fail "the baseline is not of the tree's main"
-dpdk_agent_config e2e-1
-for mode in 1 2; do
-	start=$(date +%s)
-	"$AGENT" --config "$TMP/agent.json" --once >"$TMP/agent.log" 2>&1 ||
-		{ tail -n 50 "$TMP/agent.log"; fail "agent --once failed"; }
-	echo "e2e-baseline: job $mode of 2 took $(( $(date +%s) - start )) s"
+# The dispatcher leases both jobs for the SSH host, one after the other.
+i=0
+until [ "$(q "SELECT count(*) FROM jobs WHERE run_id = $run AND state IN ('done', 'infra-error')")" = 2 ]; do
+	i=$((i + 1))
+	[ $i -le 7200 ] || { q "SELECT id, state, outcome_detail FROM jobs"; tail -n 40 "$TMP/serve.log"; \
+		fail "the baseline's jobs did not finish over SSH"; }
+	sleep 0.5
 done
+q "SELECT 'e2e-baseline: job ' || j.id || ' (' || j.build_mode || ') took ' || (a.ended_at - a.started_at) || ' s on ' || g.name || ' (' || g.transport || ')'
+	FROM jobs j JOIN attempts a ON a.job_id = j.id JOIN agents g ON g.id = a.agent_id WHERE j.run_id = $run ORDER BY j.id"
+[ "$(q "SELECT count(*) FROM attempts a JOIN agents g ON g.id = a.agent_id WHERE g.transport = 'ssh'")" = 2 ] ||
+	fail "the jobs did not run on the SSH host: $(q "SELECT job_id, agent_id, outcome FROM attempts")"
 i=0
 until [ "$(q "SELECT count(*) FROM verdicts WHERE run_id = $run AND job_id IS NULL")" = 1 ]; do
 	i=$((i + 1))
