@@ -12,6 +12,7 @@
  *     "io_timeout_s": 120       the longest silence on a channel: run-one
  *                               writes a heartbeat line every heartbeat_s,
  *                               so a longer silence is a dead connection
+ *                               (during a job at least 3 heartbeat_s)
  *     "keepalive_s": 15         TCP keepalive and an SSH ignore message
  *                               this often on an idle connection
  *     "max_backoff_s": 300      the longest pause between reconnections

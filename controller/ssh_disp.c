@@ -59,6 +59,7 @@ struct disp_host {
 	 * polls do not write the store every few seconds. */
 	enum ssh_state shown;
 	int64_t shown_job;
+	bool spool_left;	/* the last collect left results undelivered */
 };
 
 struct ssh_disp {
@@ -539,12 +540,14 @@ static enum disp_end disp_collect(struct disp_host *dh, struct pg_err *err)
 				   ssh_cmd_stderr_tail(cmd));
 		goto out;
 	}
-	ssh_cmd_send_eof(cmd, err);
-	if (ssh_cmd_wait(cmd, DISP_EXIT_WAIT_MS, &status, err) < 0)
+	if (ssh_cmd_send_eof(cmd, err) < 0 || ssh_cmd_wait(cmd, DISP_EXIT_WAIT_MS, &status, err) < 0)
 		goto out;
 	if (count)
 		pg_log_info("ssh", "host '%s': %lld spooled result(s) found, %lld delivered",
 			    dh->h->name, (long long)count, (long long)done);
+	/* What the controller could not take now is offered again after the
+	 * next job (and at the next connection). */
+	dh->spool_left = done < count;
 	pg_err_clear(err);
 	end = DISP_OK;
 out:
@@ -687,6 +690,7 @@ static enum disp_end disp_job(struct disp_host *dh, const cJSON *job, bool *left
 {
 	int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(job, "id"));
 	int64_t attempt = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(job, "attempt"));
+	int64_t hb_s = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(job, "heartbeat_s"));
 	int64_t silence = 0, io_ms = dh->d->cfg->ssh.io_timeout_s * 1000;
 	struct pg_buf line = PG_BUF_INIT(RUNONE_LINE_MAX);
 	struct ssh_cmd *cmd = NULL;
@@ -697,6 +701,10 @@ static enum disp_end disp_job(struct disp_host *dh, const cJSON *job, bool *left
 	bool ended = false;
 
 	*leftover = true;
+	/* run-one writes a heartbeat every heartbeat_s: a longer lease than
+	 * io_timeout_s allows for must not read as a dead connection. */
+	if (hb_s > 0 && hb_s < 86400 && 3 * hb_s * 1000 > io_ms)
+		io_ms = 3 * hb_s * 1000;
 	disp_state(dh, SSH_STATE_RUNNING, id, attempt);
 	pg_log_info("ssh", "host '%s': job %lld attempt %lld: running it with run-one",
 		    dh->h->name, (long long)id, (long long)attempt);
@@ -894,7 +902,7 @@ static enum disp_end disp_serve(struct disp_host *dh, struct pg_err *err)
 		if (end != DISP_OK)
 			break;
 		/* What the job left (a result not delivered) goes now. */
-		if (leftover && (end = disp_collect(dh, err)) != DISP_OK)
+		if ((leftover || dh->spool_left) && (end = disp_collect(dh, err)) != DISP_OK)
 			break;
 	}
 	cJSON_Delete(req);
