@@ -181,6 +181,9 @@ build/fuzz/fuzz_bench_mempool build/fuzz/fuzz_bench_testpmd: $(FUZZ_BENCH) agent
 # The API's router: which paths reach the web directory.
 FUZZ_EXTRA_fuzz_route := controller/api_route.c
 build/fuzz/fuzz_route: $(FUZZ_EXTRA_fuzz_route) controller/api_route.h
+# The lines run-one reads from the controller over SSH (lib/runone.h).
+FUZZ_EXTRA_fuzz_runone_line := agent/agent_line.c
+build/fuzz/fuzz_runone_line: $(FUZZ_EXTRA_fuzz_runone_line) agent/agent_line.h
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h patches/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -g -O1 \
