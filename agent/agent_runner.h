@@ -63,14 +63,18 @@ struct agent_run {
 typedef int (*agent_runner_fn)(const struct agent_run *run, struct agent_result *res,
 			       struct pg_err *err);
 
+#define AGENT_BUILTIN_MBOX_MAX ((size_t)256 << 20)
 #define AGENT_BUILTIN_SECONDS_DEFAULT 2.0
 #define AGENT_BUILTIN_SECONDS_MAX 86400.0
 #define AGENT_BUILTIN_DETAIL "built-in runner: nothing was built or measured " \
 	"(the DPDK runner comes with the agent's execution capability)"
 
 /*
- * The built-in runner: stage "run", uploads one short log chunk, then
- * waits for the job's "builtin_seconds" (a number in [0, 86400]; default
+ * The built-in runner: stage "run", uploads one short log chunk; for a
+ * job of a series, fetches its mbox ("series"."mbox_url", through
+ * run->fetch, as the DPDK runner does; nothing is applied) and logs its
+ * size and SHA-256, failing the job as the DPDK runner would when the
+ * fetch fails; then waits for the job's "builtin_seconds" (a number in [0, 86400]; default
  * 2; tests use it to keep a job running), reporting progress and polling
  * run->stopped() every 100 ms, and ends with outcome "ok",
  * AGENT_BUILTIN_DETAIL, a fingerprint of the host facts, and NO samples:

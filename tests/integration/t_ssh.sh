@@ -1,8 +1,10 @@
 # A lab host driven over SSH (controller/ssh_disp.h) through the real
 # controller and a real OpenSSH server on loopback (ssh_lib.sh), the host
 # running `perfgate-agent run-one` with the built-in runner:
-#   1. jobs run end to end over SSH, and their results, logs and verdicts
-#      equal those of the same jobs run by a daemon agent, field by field;
+#   1. jobs run end to end over SSH (the series mbox fetched through the
+#      dispatcher), and their results, logs and verdicts equal those of
+#      the same jobs (a recheck of the series) run by a daemon agent, field
+#      by field;
 #      the host's state in agent list, /api/v1/agents and /metrics;
 #   2. the SSH session killed mid-job (sshd's per-connection processes):
 #      the job is requeued, no process of its process group remains, and
@@ -95,6 +97,7 @@ run_s=$(q "SELECT r.id FROM runs r JOIN series s ON s.id = r.series_id WHERE s.t
 run_b=$(q "SELECT r.id FROM runs r JOIN series s ON s.id = r.series_id WHERE s.total = 3")
 [ -n "$run_s" ] && [ -n "$run_b" ] || fail "runs not planned: $(q 'SELECT id, series_id FROM runs')"
 q "UPDATE jobs SET priority = -1 WHERE run_id = $run_b"
+sid_s=$(q "SELECT series_id FROM runs WHERE id = $run_s")
 
 # --- 1. end to end over SSH, the same as a daemon ------------------------
 start_ctl "$TMP/serve.log"
@@ -126,18 +129,25 @@ cat >"$TMP/daemon.json" <<EOF
   "work_dir": "$TMP/daemon/work", "spool_dir": "$TMP/daemon/spool",
   "profiles_dir": "$TMP/profiles", "lease_wait_s": 2, "request_timeout_s": 5, "max_backoff_s": 1 }
 EOF
+# The same series again (a recheck: the same spec, the same mbox) for the
+# daemon; series-b's jobs too.
+before=$(q "SELECT max(id) FROM runs")
+curl -sf -H "Authorization: Bearer $(cat "$TMP/admin-token")" -d '{"contexts": ["perfgate-demo-Performance"]}' \
+	"$url/api/v1/series/$sid_s/recheck" >/dev/null || fail "recheck refused"
+wait_until 30 "the recheck planned" is "SELECT count(*) FROM jobs j JOIN runs r ON r.id = j.run_id WHERE r.id > $before" 2
+run_d=$(q "SELECT max(id) FROM runs")
 q "UPDATE jobs SET priority = 0 WHERE run_id = $run_b"
 "$AGENT" --config "$TMP/daemon.json" >"$TMP/daemon.log" 2>&1 &
 daemon=$!
-wait_until 60 "series-b's jobs done by the daemon" \
-	is "SELECT count(*) FROM jobs WHERE run_id = $run_b AND state = 'done'" 2
+wait_until 60 "the daemon's jobs done" \
+	is "SELECT count(*) FROM jobs WHERE run_id IN ($run_b, $run_d) AND state = 'done'" 4
 kill "$daemon"
 wait "$daemon" 2>/dev/null
 daemon=""
 # Field by field, per build mode: the job, its result, its logs, its verdict.
 for mode in demo-release demo-debugoptimized; do
 	js=$(q "SELECT id FROM jobs WHERE run_id = $run_s AND build_mode = '$mode'")
-	jb=$(q "SELECT id FROM jobs WHERE run_id = $run_b AND build_mode = '$mode'")
+	jb=$(q "SELECT id FROM jobs WHERE run_id = $run_d AND build_mode = '$mode'")
 	for sql in \
 		"SELECT state, outcome, attempt FROM jobs WHERE id = %s" \
 		"SELECT attempt, outcome, detail FROM results WHERE job_id = %s" \
@@ -153,15 +163,17 @@ for mode in demo-release demo-debugoptimized; do
 	ls=$(q "SELECT path FROM logs WHERE job_id = $js ORDER BY stage")
 	lb=$(q "SELECT path FROM logs WHERE job_id = $jb ORDER BY stage")
 	[ -n "$ls" ] || fail "$mode: no log from the SSH host"
+	grep -q "^series mbox: [0-9]* bytes, sha256 [0-9a-f]\{64\}" "$TMP/state/$ls" ||
+		fail "$mode: the SSH host did not fetch the series mbox: $(cat "$TMP/state/$ls")"
 	sed "s/job $js/job N/g" "$TMP/state/$ls" >"$TMP/log-ssh"
 	sed "s/job $jb/job N/g" "$TMP/state/$lb" >"$TMP/log-daemon"
 	cmp -s "$TMP/log-ssh" "$TMP/log-daemon" || { diff "$TMP/log-ssh" "$TMP/log-daemon" >&2; fail "$mode: logs differ"; }
 done
 verdict() { q "SELECT context || '=' || state || ': ' || description FROM verdicts WHERE run_id = $1 AND benchmark IS NULL" | sed 's/[0-9][0-9]*/N/g'; }
 wait_until 30 "the SSH run decided" is "SELECT state FROM runs WHERE id = $run_s" done
-wait_until 30 "the daemon run decided" is "SELECT state FROM runs WHERE id = $run_b" done
+wait_until 30 "the daemon run decided" is "SELECT state FROM runs WHERE id = $run_d" done
 vs=$(verdict "$run_s")
-vb=$(verdict "$run_b")
+vb=$(verdict "$run_d")
 [ "$vs" = "$vb" ] || fail "verdicts differ: SSH '$vs', daemon '$vb'"
 echo "part 1: SSH jobs equal the daemon's (results, fingerprints, logs, verdicts '$vs')"
 expect_rc 0 $C agent enable ssh-1
