@@ -14,7 +14,8 @@
 static const char *const agent_config_fields[] = {
 	"name", "controller_url", "token_file", "labels", "work_dir", "spool_dir",
 	"profiles_dir", "profiles", "log_level", "lease_wait_s", "request_timeout_s",
-	"max_backoff_s", "sandbox", "runner", "apply", NULL
+	"max_backoff_s", "sandbox", "runner", "apply",
+	"max_build_slots", NULL
 };
 
 void agent_config_free(struct agent_config *c)
@@ -52,6 +53,7 @@ static int agent_config_defaults(struct agent_config *c, struct pg_err *err)
 	c->lease_wait_s = AGENT_LEASE_WAIT_S_DEFAULT;
 	c->request_timeout_s = AGENT_REQUEST_TIMEOUT_S_DEFAULT;
 	c->max_backoff_s = AGENT_MAX_BACKOFF_S_DEFAULT;
+	c->max_build_slots = SLOTS_MAX_DEFAULT;
 	if (!c->name || !c->controller_url || !c->work_dir || !c->spool_dir ||
 	    !c->profiles_dir || !c->log_level || !c->runner)
 		return pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -103,7 +105,9 @@ static int agent_config_parse(void *cfg, const cJSON *root, const char *dir,
 	    agent_config_int(root, "request_timeout_s", 1, AGENT_REQUEST_TIMEOUT_S_MAX,
 			     &c->request_timeout_s, err) < 0 ||
 	    agent_config_int(root, "max_backoff_s", 1, AGENT_MAX_BACKOFF_S_MAX,
-			     &c->max_backoff_s, err) < 0)
+			     &c->max_backoff_s, err) < 0 ||
+	    agent_config_int(root, "max_build_slots", 1, SLOTS_MAX_LIMIT,
+			     &c->max_build_slots, err) < 0)
 		return -1;
 	if (strncmp(c->controller_url, "http://", 7) != 0 &&
 	    strncmp(c->controller_url, "https://", 8) != 0)
@@ -193,6 +197,7 @@ cJSON *agent_config_to_json(const struct agent_config *c)
 	    !cJSON_AddNumberToObject(o, "lease_wait_s", c->lease_wait_s) ||
 	    !cJSON_AddNumberToObject(o, "request_timeout_s", c->request_timeout_s) ||
 	    !cJSON_AddNumberToObject(o, "max_backoff_s", c->max_backoff_s) ||
+	    !cJSON_AddNumberToObject(o, "max_build_slots", c->max_build_slots) ||
 	    !cJSON_AddItemToObject(o, "sandbox", sandbox_cfg_to_json(&c->sandbox)) ||
 	    !cJSON_AddItemToObject(o, "apply", ws_child_cfg_to_json(&c->apply)))
 		goto fail;

@@ -24,6 +24,11 @@
  *                   (1..300, default 30)
  *   max_backoff_s   the longest pause between retries when the controller
  *                   is away or refuses the token (1..3600, default 60)
+ *   max_build_slots the most build slots (persistent source checkouts and
+ *                   build directories, one per tree, branch or stable
+ *                   series, build mode and build options: agent/slots.h)
+ *                   kept in work_dir; the least recently used one goes
+ *                   when a job needs another (1..256, default 8)
  *   runner          what runs a job: "dpdk" (default: workspace, builds,
  *                   benchmarks; agent/runner_dpdk.h) or "builtin" (builds
  *                   and measures nothing: for tests of the protocol)
@@ -42,6 +47,7 @@
 
 #include "err.h"
 #include "sandbox.h"
+#include "slots.h"
 #include "ws_child.h"
 
 struct agent_config {
@@ -62,6 +68,7 @@ struct agent_config {
 	int lease_wait_s;
 	int request_timeout_s;
 	int max_backoff_s;
+	int max_build_slots;	/* 1..SLOTS_MAX_LIMIT (agent/slots.h) */
 	struct sandbox_cfg sandbox;
 	struct ws_child_cfg apply;	/* "apply": limits of the apply child */
 };

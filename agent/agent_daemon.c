@@ -545,7 +545,7 @@ int agent_daemon_run(const struct agent_config *cfg, bool once)
 	a.hold = (struct agent_hold){
 		.spool = &a.spool, .facts = &a.facts, .runner = agent_hold_runner(cfg->runner),
 		.work_dir = cfg->work_dir, .sandbox = &cfg->sandbox, .self_exe = a.self_exe,
-		.apply = &cfg->apply, .link = &a.link,
+		.apply = &cfg->apply, .max_build_slots = cfg->max_build_slots, .link = &a.link,
 	};
 	a.rnd = (uint64_t)pg_time_wall_ms() ^ ((uint64_t)getpid() << 32);
 	pg_http_response_init(&a.resp);

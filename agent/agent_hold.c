@@ -89,6 +89,7 @@ int agent_hold_job(struct agent_hold *h, cJSON *json, enum agent_hold_end *end,
 		.stopped = hold_stopped, .progress = hold_progress,
 		.log = hold_log, .fetch = hold_fetch, .arg = h,
 		.sandbox = h->sandbox, .self_exe = h->self_exe, .apply = h->apply,
+		.max_build_slots = h->max_build_slots,
 	};
 	enum agent_cancel cancel;
 	const char *abandoned;

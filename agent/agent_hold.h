@@ -115,6 +115,7 @@ struct agent_hold {
 	const struct sandbox_cfg *sandbox;
 	const char *self_exe;
 	const struct ws_child_cfg *apply;
+	int max_build_slots;		/* 0: SLOTS_MAX_DEFAULT */
 	const struct agent_link *link;
 
 	/* agent_hold_job()'s, while a job runs. */

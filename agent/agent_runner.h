@@ -50,6 +50,9 @@ struct agent_run {
 	 * sandbox (agent/ws_child.h), and that child's limits. */
 	const char *self_exe;
 	const struct ws_child_cfg *apply;
+	/* The agent configuration's max_build_slots (agent/slots.h); 0:
+	 * SLOTS_MAX_DEFAULT. */
+	int max_build_slots;
 };
 
 /*

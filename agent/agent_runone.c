@@ -106,7 +106,7 @@ static int runone_setup(struct runone *r, const struct agent_config *cfg, struct
 	r->hold = (struct agent_hold){
 		.spool = &r->spool, .facts = &r->facts, .runner = agent_hold_runner(cfg->runner),
 		.work_dir = cfg->work_dir, .sandbox = &cfg->sandbox, .self_exe = r->self_exe,
-		.apply = &cfg->apply, .link = &r->link,
+		.apply = &cfg->apply, .max_build_slots = cfg->max_build_slots, .link = &r->link,
 	};
 	return 0;
 }

@@ -646,6 +646,8 @@ struct walk {
 	bool remove;
 	uint64_t limit;		/* size: stop once total passes it */
 	uint64_t total;		/* size: bytes of allocated blocks */
+	uint64_t deadline_ms;	/* size: stop at this now_ms(); 0: none */
+	bool cut;		/* size: stopped at the limit or the deadline */
 };
 
 /* Walk what is inside the open directory dfd (closed here). */
@@ -671,6 +673,10 @@ static int walk_contents(int dfd, const char *top, int depth, struct walk *w,
 	     errno = 0) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
+		if (!w->remove && w->deadline_ms && now_ms() >= w->deadline_ms) {
+			w->cut = true;
+			break;
+		}
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (!w->remove && errno == ENOENT)	/* removed meanwhile */
 				continue;
@@ -710,7 +716,7 @@ out:
 static int clear_dir(const char *path, struct pg_err *err)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct walk w = { "remove", true, 0, 0 };
+	struct walk w = { "remove", true, 0, 0, 0, false };
 	struct stat st;
 
 	if (fd < 0) {
@@ -720,6 +726,54 @@ static int clear_dir(const char *path, struct pg_err *err)
 		return pg_err_errno(err, "open '%s'", path);
 	}
 	return walk_contents(fd, path, 0, &w, err);
+}
+
+int build_remove_tree(const char *path, struct pg_err *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return pg_err_errno(err, "remove '%s'", path);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlink(path) < 0 && errno != ENOENT)
+			return pg_err_errno(err, "remove '%s'", path);
+		return 0;
+	}
+	if (clear_dir(path, err) < 0)
+		return -1;
+	if (rmdir(path) < 0 && errno != ENOENT)
+		return pg_err_errno(err, "remove '%s'", path);
+	return 0;
+}
+
+int build_tree_size(const char *path, uint64_t budget_ms, uint64_t *bytes, bool *complete,
+		    struct pg_err *err)
+{
+	struct walk w = { "size of", false, UINT64_MAX, 0, 0, false };
+	struct stat st;
+	int fd;
+
+	*bytes = 0;
+	*complete = true;
+	if (budget_ms)
+		w.deadline_ms = now_ms() + budget_ms;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno == ELOOP || (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+			return pg_err_set(err, PG_EINVAL, "size of '%s': it is a symbolic link: "
+					  "refused", path);
+		return pg_err_errno(err, "open '%s'", path);
+	}
+	if (walk_contents(fd, path, 0, &w, err) < 0)
+		return -1;
+	*bytes = w.total;
+	*complete = !w.cut;
+	return 0;
 }
 
 /* build.ninja of a finished setup: a regular file, found beneath the
@@ -878,7 +932,7 @@ static int trim_shared(struct build_ctx *ctx, struct pg_err *err)
 {
 	const struct build_spec *spec = ctx->spec;
 	struct walk w = { "size of", false, spec->ccache_shared_max ? spec->ccache_shared_max :
-						      BUILD_SHARED_MAX, 0 };
+						      BUILD_SHARED_MAX, 0, 0, false };
 	int fd;
 
 	if (!spec->ccache_dir || !spec->ccache_shared_dir || spec->ccache_shared_readonly)

@@ -173,6 +173,20 @@ void build_result_release(struct build_result *res);
  * plain string of version characters. */
 int build_read_version(const char *src_dir, char **version, struct pg_err *err);
 
+/* Remove path and everything beneath it, never following a symbolic link
+ * (a link is removed, not its target); a missing path is fine.  For the
+ * build slots (agent/slots.h), whose build directories the sandbox wrote.
+ * Returns 0, or -1 with err (PG_EIO, PG_EINVAL when nested too deep). */
+int build_remove_tree(const char *path, struct pg_err *err);
+
+/* The allocated bytes (st_blocks) of everything beneath the directory
+ * path, never following a symbolic link, within budget_ms milliseconds (0:
+ * no bound): *complete false when the walk stopped at the bound (*bytes
+ * then counts what was seen).  A missing path counts 0.  Returns 0, or -1
+ * with err (path a symbolic link: PG_EINVAL; unreadable: PG_EIO). */
+int build_tree_size(const char *path, uint64_t budget_ms, uint64_t *bytes, bool *complete,
+		    struct pg_err *err);
+
 /*
  * Pure helpers, exposed for tests.
  */

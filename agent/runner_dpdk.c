@@ -22,6 +22,7 @@
 #include "json.h"
 #include "log.h"
 #include "profile.h"
+#include "slots.h"
 #include "timeutil.h"
 #include "workspace.h"
 #include "ws_child.h"
@@ -81,6 +82,11 @@ struct dpdk_job {
 	bool all_already;		/* every patch of the series (not of its
 					 * prerequisites) is already applied */
 	struct build_result build[RUNNER_SIDES];
+	/* The build slot (agent/slots.h) of both sides, and the size of all
+	 * slots after the builds. */
+	struct slot_use slot;
+	bool slots_sized, slots_size_complete;
+	uint64_t slots_bytes;
 	struct hostcheck host;
 	const struct sandbox_cfg *sandbox;	/* this job's, or NULL: unsandboxed */
 	bool harness_on;	/* subset harness applied on both sides */
@@ -360,14 +366,64 @@ static int job_fetch_apply(struct dpdk_job *j, struct pg_err *err)
 	return rc;
 }
 
-/* The worktree slot of a side: "BUILD_MODE-base", "BUILD_MODE-patched". */
+/* The worktree slot of a side: "DIR-base", "DIR-patched", DIR the build
+ * slot's (job_slot_acquire()). */
 static int job_slot(const struct dpdk_job *j, int side, char *out, size_t size,
 		    struct pg_err *err)
 {
-	if (pg_fmt(out, size, "%s-%s", j->spec.build_mode, runner_side_name[side]) < 0)
-		return pg_err_set(err, PG_EINVAL, "build mode '%.64s': name too long",
-				  j->spec.build_mode);
+	if (pg_fmt(out, size, "%s-%s", j->slot.dir, runner_side_name[side]) < 0)
+		return pg_err_set(err, PG_EINVAL, "build slot '%.64s': name too long",
+				  j->slot.dir);
 	return 0;
+}
+
+/* Take the job's build slot (agent/slots.h), evicting the least recently
+ * used one when the agent holds its bound, and say so in the log. */
+static int job_slot_acquire(struct dpdk_job *j, struct pg_err *err)
+{
+	char name[WS_NAME_MAX + 1];
+	int max = j->run->max_build_slots > 0 ? j->run->max_build_slots : SLOTS_MAX_DEFAULT;
+	struct pg_buf ev = PG_BUF_INIT(4096);
+	int rc = -1;
+
+	if (slot_name(j->spec.tree, j->spec.branch, j->spec.build_mode, j->spec.build, name,
+		      sizeof(name), err) < 0 ||
+	    slot_acquire(j->run->work_dir, j->spec.tree, name, j->spec.build_mode, max, &j->slot,
+			 err) < 0)
+		goto out;
+	for (size_t i = 0; i < j->slot.n_evicted; i++)
+		if (pg_buf_printf(&ev, "%s%s/%s", i ? ", " : "", j->slot.evicted[i].tree,
+				  j->slot.evicted[i].name) < 0 && errno != E2BIG) {
+			pg_err_set(err, PG_ENOMEM, "out of memory");
+			goto out;
+		}
+	job_logf(j, "apply", "build slot %s/%s (%s%s%s; %zu of at most %d slots)%s%s\n",
+		 j->spec.tree, j->slot.name, j->slot.state,
+		 strcmp(j->slot.dir, j->slot.name) ? ", directories " : "",
+		 strcmp(j->slot.dir, j->slot.name) ? j->slot.dir : "", j->slot.n_slots, max,
+		 ev.len ? "; evicted " : "", pg_buf_str(&ev));
+	rc = 0;
+out:
+	pg_buf_release(&ev);
+	return rc;
+}
+
+/* The size of every slot after the builds, for the log and the
+ * fingerprint: a failure to measure is a note, not a failed job. */
+static void job_slot_size(struct dpdk_job *j, const char *stage)
+{
+	struct pg_err e = PG_ERR_INIT;
+	int64_t t = pg_time_mono_ms();
+
+	if (slot_total_size(j->run->work_dir, &j->slots_bytes, &j->slots_size_complete, &e) < 0) {
+		job_logf(j, stage, "perfgate: build slots: size unknown: %s\n", e.msg);
+		return;
+	}
+	j->slots_sized = true;
+	job_logf(j, stage, "perfgate: build slots: %s%.1f MiB in %s/slots (%lld ms)\n",
+		 j->slots_size_complete ? "" : "at least ",
+		 (double)j->slots_bytes / (1024.0 * 1024.0), j->run->work_dir,
+		 (long long)(pg_time_mono_ms() - t));
 }
 
 /* Check out the base commit in a side's worktree (again), in the
@@ -721,6 +777,36 @@ static int job_benchmarks(struct dpdk_job *j, struct pg_err *err)
 	return 0;
 }
 
+/* The fingerprint's "build_slot": the slot, how it was found, what it
+ * evicted, and the size of all slots. */
+static int job_fingerprint_slot(const struct dpdk_job *j, cJSON *fp)
+{
+	cJSON *m = cJSON_AddObjectToObject(fp, "build_slot"), *ev;
+
+	if (!m || !cJSON_AddStringToObject(m, "name", j->slot.name) ||
+	    !cJSON_AddStringToObject(m, "dir", j->slot.dir) ||
+	    !cJSON_AddStringToObject(m, "state", j->slot.state) ||
+	    !cJSON_AddNumberToObject(m, "slots", (double)j->slot.n_slots) ||
+	    !cJSON_AddNumberToObject(m, "max_slots", j->slot.max_slots) ||
+	    !(ev = cJSON_AddArrayToObject(m, "evicted")))
+		return -1;
+	for (size_t i = 0; i < j->slot.n_evicted; i++) {
+		char s[2 * WS_NAME_MAX + 2];
+		cJSON *str;
+
+		pg_fmt_cut(s, sizeof(s), "%s/%s", j->slot.evicted[i].tree, j->slot.evicted[i].name);
+		if (!(str = cJSON_CreateString(s)) || !cJSON_AddItemToArray(ev, str)) {
+			cJSON_Delete(str);
+			return -1;
+		}
+	}
+	if (j->slots_sized &&
+	    (!cJSON_AddNumberToObject(m, "total_bytes", (double)j->slots_bytes) ||
+	     !cJSON_AddBoolToObject(m, "size_complete", j->slots_size_complete)))
+		return -1;
+	return 0;
+}
+
 /* The fingerprint: host facts, host check, DPDK, builds, apply. */
 static cJSON *job_fingerprint(struct dpdk_job *j)
 {
@@ -756,6 +842,8 @@ static cJSON *job_fingerprint(struct dpdk_job *j)
 		    !cJSON_AddBoolToObject(m, "setup_ran", br->setup_ran))
 			goto fail;
 	}
+	if (j->slot.state && job_fingerprint_slot(j, fp) < 0)
+		goto fail;
 	if (!(m = cJSON_AddObjectToObject(fp, "timings")) ||
 	    !cJSON_AddNumberToObject(m, "total_ms", (double)(pg_time_mono_ms() - j->t_start)) ||
 	    !cJSON_AddNumberToObject(m, "prepare_ms", (double)j->ms_prepare) ||
@@ -830,6 +918,7 @@ static void job_release(struct dpdk_job *j)
 		free(j->src[side]);
 		build_result_release(&j->build[side]);
 	}
+	slot_use_release(&j->slot);
 	pg_apply_result_release(&j->apply);
 	cJSON_Delete(j->samples);
 	cJSON_Delete(j->warnings);
@@ -932,7 +1021,7 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		if (job_warn(&j, w) < 0)
 			goto nomem;
 	}
-	if (job_ws_init(&j, &jerr) < 0) {
+	if (job_slot_acquire(&j, &jerr) < 0 || job_ws_init(&j, &jerr) < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
 		goto result;
 	}
@@ -1023,6 +1112,7 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 			goto result;
 		}
 	}
+	job_slot_size(&j, j.spec.baseline ? "build-base" : "build-patched");
 	if (j.spec.baseline)
 		memcpy(j.build_dir[1], j.build_dir[0], sizeof(j.build_dir[1]));
 	if (j.spec.version && j.build[0].version &&

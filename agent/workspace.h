@@ -15,8 +15,11 @@
  *                            fetched only when a job's base commit is
  *                            missing, incrementally (libgit2 negotiates
  *                            from the refs it has).
- *   WORK/slots/TREE/SLOT/src a non-bare repository per slot, e.g.
- *                            "release-base", "release-patched": its
+ *   WORK/slots/TREE/SLOT/src a non-bare repository per slot: a side of a
+ *                            build slot (agent/slots.h), e.g.
+ *                            "main.release.0123456789ab-base", or
+ *                            "release-base" in a work directory from
+ *                            before build slots: its
  *                            objects come from the mirror through
  *                            .git/objects/info/alternates (nothing is
  *                            copied or fetched into it); its own object
