@@ -177,8 +177,10 @@ nomem:
 	return pg_err_set(err, PG_ENOMEM, "benchmark '%s': out of memory", b->name);
 }
 
+/* The build mode's options for the version with the host class's over
+ * them (lib/profile.h, "Per-class build options"). */
 static int add_build(cJSON *spec, const struct group *g, const struct profile_build_mode *bm,
-		     struct pg_err *err)
+		     const struct profile_host_class *hc, struct pg_err *err)
 {
 	const struct profile_kv **opts = NULL;
 	size_t n = 0;
@@ -187,8 +189,8 @@ static int add_build(cJSON *spec, const struct group *g, const struct profile_bu
 
 	/* Without a version, no version-gated option: what every DPDK
 	 * release knows. */
-	if (profile_build_mode_options(bm, g->has_version ? g->major : 0,
-				       g->has_version ? g->minor : 0, &opts, &n, err) < 0)
+	if (profile_build_options(bm, hc, g->has_version ? g->major : 0,
+				  g->has_version ? g->minor : 0, &opts, &n, err) < 0)
 		return -1;
 	if (!(build = cJSON_AddObjectToObject(spec, JS_BUILD)) ||
 	    !add_str(build, JS_BUILD_BUILDTYPE, bm->buildtype) ||
@@ -299,7 +301,7 @@ int planner_job_spec(const struct pass *p, const struct series_info *si,
 		    !cJSON_AddArrayToObject(spec, JS_DEPENDS_ON))
 			goto nomem;
 	}
-	if (add_build(spec, g, bm, err) < 0 || add_host(spec, hc, err) < 0)
+	if (add_build(spec, g, bm, hc, err) < 0 || add_host(spec, hc, err) < 0)
 		goto out;
 	if (!(benches = cJSON_AddArrayToObject(spec, JS_BENCHMARKS)))
 		goto nomem;

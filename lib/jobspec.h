@@ -51,8 +51,10 @@
  *     "build": {
  *       "buildtype": "release",
  *       "meson_options": {"tests": "true", ...},   version-gated options
- *                                       applied, sorted by name; buildtype
- *                                       and c_args are not in it
+ *                                       applied, then the host class's
+ *                                       over them (lib/profile.h), sorted
+ *                                       by name; buildtype and c_args are
+ *                                       not in it
  *       "c_args": "-DRTE_LIBRTE_MEMPOOL_DEBUG"     only when set
  *     },
  *     "host": {

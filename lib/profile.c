@@ -268,6 +268,41 @@ int profile_build_mode_options(const struct profile_build_mode *bm,
 	return 0;
 }
 
+int profile_build_options(const struct profile_build_mode *bm,
+			  const struct profile_host_class *hc, unsigned major, unsigned minor,
+			  const struct profile_kv ***out, size_t *n, struct pg_err *err)
+{
+	const struct profile_kv **v;
+	size_t used;
+
+	if (profile_build_mode_options(bm, major, minor, out, n, err) < 0)
+		return -1;
+	if (!hc || !hc->n_meson_options)
+		return 0;
+	v = pg_realloc_array(*out, *n + hc->n_meson_options, sizeof(*v));
+	if (!v) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return pg_err_set(err, PG_ENOMEM, "host class '%s': out of memory", hc->name);
+	}
+	used = *n;
+	for (size_t j = 0; j < hc->n_meson_options; j++) {
+		size_t k;
+
+		for (k = 0; k < used; k++)
+			if (strcmp(v[k]->key, hc->meson_options[j].key) == 0)
+				break;
+		v[k] = &hc->meson_options[j];
+		if (k == used)
+			used++;
+	}
+	qsort(v, used, sizeof(*v), cmp_kv_ptr);
+	*out = v;
+	*n = used;
+	return 0;
+}
+
 enum arg_piece { PIECE_TEXT, PIECE_PLACEHOLDER };
 
 static const char *const placeholders[] = {
@@ -514,6 +549,7 @@ void profile_set_free(struct profile_set *ps)
 		free_kv(hc->labels, hc->n_labels);
 		free(hc->lcores);
 		free(hc->lcore_ids);
+		free_kv(hc->meson_options, hc->n_meson_options);
 	}
 	free(ps->host_classes);
 	for (size_t i = 0; i < ps->n_build_modes; i++) {

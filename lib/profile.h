@@ -58,6 +58,9 @@
  *   max_load        optional, > 0: 1-minute load average above which the
  *                   host counts as busy (someone else is using it): its
  *                   agent takes no job until the load has come down
+ *   meson_options   {option: value}, default {}: the class's build
+ *                   options, merged over every build mode's (see
+ *                   "Per-class build options" below)
  *
  * build_modes.NAME
  *   buildtype       plain, debug, debugoptimized, release or minsize
@@ -146,6 +149,22 @@
  *   alpha           (0, 0.5], default 0.05
  *   noise_limit_pct (0, 100], default 5
  *   post_to         "last_patch" (default) or "all_patches"
+ *
+ * Per-class build options.  What the hardware decides (the target ISA,
+ * -Dplatform on Arm, -Dmax_lcores) belongs to the host class, not to a
+ * build mode shared by every class: host_classes.NAME.meson_options (names
+ * and checks as for a build mode's meson_options, so not buildtype or
+ * c_args) are laid over the build mode's options for the tree's version
+ * (profile_build_options()), the class's value winning, for every job of
+ * a context on that class.  They apply to every DPDK version; an option
+ * only some releases know goes in a build mode's meson_options_by_version.
+ * The planner merges them into the job spec's build.meson_options
+ * (controller/planner_spec.c): the spec stays everything the agent needs
+ * (an agent does not read build modes or know which class a job was
+ * planned for beyond its name), the result's fingerprint and the verdict
+ * show the options actually built, and an agent builds each effective set
+ * of options in a build slot of its own (agent/slots.h), so two classes
+ * with different options never share a build directory.
  *
  * Tree selection and "default_tree".  default_tree is a per-file setting,
  * at most one per file, so that files written for different labs (e.g.
@@ -257,6 +276,9 @@ struct profile_host_class {
 	int numa_node;			/* -1 when not set */
 	bool has_max_load;
 	double max_load;
+	/* Build options of the class (see "Per-class build options"). */
+	struct profile_kv *meson_options;	/* sorted by key; may be empty */
+	size_t n_meson_options;
 };
 
 struct profile_version_options {
@@ -474,6 +496,17 @@ int profile_build_mode_options(const struct profile_build_mode *bm,
 			       unsigned major, unsigned minor,
 			       const struct profile_kv ***out, size_t *n,
 			       struct pg_err *err);
+
+/*
+ * The meson options of a job of build mode bm on host class hc (NULL: no
+ * class's options) for a tree of DPDK version major.minor:
+ * profile_build_mode_options(), then hc's meson_options, a class's value
+ * replacing the build mode's.  Same output as profile_build_mode_options().
+ * Returns 0 or -1 (PG_ENOMEM).
+ */
+int profile_build_options(const struct profile_build_mode *bm,
+			  const struct profile_host_class *hc, unsigned major, unsigned minor,
+			  const struct profile_kv ***out, size_t *n, struct pg_err *err);
 
 /*
  * Check the placeholders of one benchmark argument (see "args" above).

@@ -239,12 +239,24 @@ syntax:
 			    "\"2,4,6,8\"", s);
 }
 
+/* A host class's meson_options: named and checked as a build mode's
+ * (PROFILE_KV_MESON: not buildtype or c_args, which are the build mode's
+ * alone). */
+static int load_class_build_options(struct profile_loader *ld, const char *path,
+				    const cJSON *obj, struct profile_host_class *hc)
+{
+	return profile_get_kvmap(ld, path, obj, "meson_options", false, PROFILE_KV_MESON,
+				 &hc->meson_options, &hc->n_meson_options) < 0 ? -1 : 0;
+}
+
 static int load_host_class(struct profile_loader *ld, const char *path, const char *name,
 			   const cJSON *obj)
 {
 	static const char *const keys[] = {
 		"description", "labels", "lcores", "memory_mb", "hugepages", "numa_node",
-		"max_load", NULL
+		"max_load",
+		"meson_options",	/* load_class_build_options() */
+		NULL
 	};
 	struct profile_set *ps = ld->ps;
 	struct profile_host_class *hc;
@@ -283,7 +295,7 @@ static int load_host_class(struct profile_loader *ld, const char *path, const ch
 	if (rc < 0)
 		return -1;
 	hc->has_max_load = rc == 1;
-	return 0;
+	return load_class_build_options(ld, path, obj, hc);
 }
 
 /* Exactly digits '.' digits, as DPDK names its releases ("23.11"). */

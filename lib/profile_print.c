@@ -106,6 +106,10 @@ static int print_host_class(cJSON *o, const struct profile_host_class *hc)
 	    (hc->numa_node >= 0 && add_num(o, "numa_node", hc->numa_node) < 0) ||
 	    (hc->has_max_load && add_num(o, "max_load", hc->max_load) < 0))
 		return -1;
+	/* Only when set: catalogues without class options print as before. */
+	if (hc->n_meson_options &&
+	    add_kv(o, "meson_options", hc->meson_options, hc->n_meson_options) < 0)
+		return -1;
 	return 0;
 }
 

@@ -434,7 +434,9 @@ static void test_new_series(void **state)
 	assert_string_equal(get_str(spec, "build.meson_options.tests"), "true");
 	assert_string_equal(get_str(spec, "build.meson_options.platform"), "native");
 	assert_string_equal(get_str(spec, "build.meson_options.enable_apps"), "test,test-pmd");
-	assert_int_equal(cJSON_GetArraySize(get(spec, "build.meson_options")), 3);
+	/* And the host class's options over the build mode's. */
+	assert_string_equal(get_str(spec, "build.meson_options.max_lcores"), "128");
+	assert_int_equal(cJSON_GetArraySize(get(spec, "build.meson_options")), 4);
 	assert_false(has(get(spec, "build"), "c_args"));
 	assert_string_equal(get_str(spec, "host.labels.vendor"), "intel");
 	assert_string_equal(get_str(spec, "host.labels.arch"), "x86_64");
@@ -484,7 +486,8 @@ static void test_new_series(void **state)
 	spec = job_spec(f, run, INTEL, "debug");
 	assert_string_equal(get_str(spec, "build.buildtype"), "debugoptimized");
 	assert_string_equal(get_str(spec, "build.c_args"), "-DRTE_LIBRTE_MEMPOOL_DEBUG");
-	assert_int_equal(cJSON_GetArraySize(get(spec, "build.meson_options")), 1);
+	assert_int_equal(cJSON_GetArraySize(get(spec, "build.meson_options")), 3);
+	assert_string_equal(get_str(spec, "build.meson_options.platform"), "native");
 	cJSON_Delete(spec);
 
 	spec = job_spec(f, run, DEMO, "release");
@@ -495,6 +498,9 @@ static void test_new_series(void **state)
 	assert_strings(get(cJSON_GetArrayItem(get(spec, "benchmarks"), 0), "args"), demo_args, 9);
 	assert_int_equal(get_num(spec, "repetitions"), 3);
 	assert_true(get_num(spec, "threshold_pct") == 10.0);
+	/* A class without options: the build mode's alone. */
+	assert_false(has(get(spec, "build.meson_options"), "max_lcores"));
+	assert_int_equal(cJSON_GetArraySize(get(spec, "build.meson_options")), 3);
 	cJSON_Delete(spec);
 
 	/* Pending checks: intel posts on every patch, demo on the last. */
@@ -552,8 +558,9 @@ static void test_base_commit(void **state)
 	assert_string_equal(get_str(spec, "tree.base_source"), "base-commit");
 	assert_string_equal(get_str(spec, "tree.branch"), "main");
 	assert_string_equal(get_str(spec, "tree.version"), "22.11.0");
-	/* Before 23.11: the gated options are left out. */
-	assert_string_equal(get_str(spec, "build.meson_options.platform"), "generic");
+	/* Before 23.11: the gated options are left out; the class's platform
+	 * wins over the build mode's "generic". */
+	assert_string_equal(get_str(spec, "build.meson_options.platform"), "native");
 	assert_false(has(get(spec, "build.meson_options"), "enable_apps"));
 	assert_int_equal(cJSON_GetArraySize(get(spec, "notes")), 0);
 	/* One-patch series go first. */

@@ -548,14 +548,14 @@ static void test_build_mode_options(void **state)
 
 	/* 21.11: no enable_apps (it does not exist yet). */
 	assert_int_equal(profile_build_mode_options(bm, 21, 11, &kv, &n, &err), 0);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 6);
 	for (size_t i = 0; i < n; i++)
 		assert_true(strncmp(kv[i]->key, "enable_apps", 11) != 0);
 	free(kv);
 
 	assert_int_equal(profile_parse_version("22.11.11", &major, &minor), 0);
 	assert_int_equal(profile_build_mode_options(bm, major, minor, &kv, &n, &err), 0);
-	assert_int_equal(n, 9);
+	assert_int_equal(n, 8);
 	assert_string_equal(kv[0]->key, "default_library");	/* sorted */
 	assert_string_equal(kv[1]->key, "developer_mode");
 	assert_string_equal(kv[1]->value, "disabled");
@@ -566,7 +566,7 @@ static void test_build_mode_options(void **state)
 	free(kv);
 
 	assert_int_equal(profile_build_mode_options(bm, 23, 11, &kv, &n, &err), 0);
-	assert_int_equal(n, 9);
+	assert_int_equal(n, 8);
 	assert_string_equal(kv[2]->value, "*");
 	assert_string_equal(kv[3]->value, "test,test-pmd");
 	free(kv);
@@ -575,18 +575,112 @@ static void test_build_mode_options(void **state)
 	assert_int_equal(major, 24);
 	assert_int_equal(minor, 11);
 	assert_int_equal(profile_build_mode_options(bm, major, minor, &kv, &n, &err), 0);
-	assert_int_equal(n, 10);
+	assert_int_equal(n, 9);
 	assert_string_equal(kv[2]->key, "disable_libs");
 	assert_string_equal(kv[2]->value, "");
 	assert_string_equal(kv[6]->key, "enable_libs");
 	assert_string_equal(kv[6]->value, "timer,lpm,ptr_compress");
-	assert_string_equal(kv[9]->key, "tests");
+	assert_string_equal(kv[8]->key, "tests");
 	free(kv);
 
 	assert_int_equal(profile_parse_version("main", &major, &minor), -1);
 	assert_int_equal(profile_parse_version("22", &major, &minor), -1);
 	assert_int_equal(profile_parse_version("22.", &major, &minor), -1);
 	profile_set_free(&ps);
+}
+
+/* A host class's meson_options over a build mode's (lib/profile.h,
+ * "Per-class build options"): the class decides the target, and a class
+ * without options builds what the build mode says. */
+static void test_class_build_options(void **state)
+{
+	const char *paths[] = { "profiles/dpdk.json", "profiles/demo.json" };
+	const struct profile_build_mode *bm;
+	const struct profile_host_class *arm, *intel, *demo;
+	struct pg_err err = PG_ERR_INIT;
+	const struct profile_kv **kv, **base;
+	struct profile_set ps;
+	size_t n, nb;
+
+	(void)state;
+	load_ok(&ps, paths, 2);
+	bm = profile_find_build_mode(&ps, "release");
+	arm = profile_find_host_class(&ps, "arm");
+	intel = profile_find_host_class(&ps, "intel");
+	demo = profile_find_host_class(&ps, "demo");
+	assert_non_null(bm);
+	assert_non_null(arm);
+	assert_non_null(intel);
+	assert_non_null(demo);
+	assert_int_equal(profile_build_mode_options(bm, 24, 11, &base, &nb, &err), 0);
+
+	/* arm: platform generic and max_lcores added, sorted in. */
+	assert_int_equal(profile_build_options(bm, arm, 24, 11, &kv, &n, &err), 0);
+	assert_int_equal(n, nb + 2);
+	for (size_t i = 0; i + 1 < n; i++)
+		assert_true(strcmp(kv[i]->key, kv[i + 1]->key) < 0);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(kv[i]->key, "platform") == 0)
+			assert_string_equal(kv[i]->value, "generic");
+		if (strcmp(kv[i]->key, "max_lcores") == 0)
+			assert_string_equal(kv[i]->value, "128");
+		assert_string_not_equal(kv[i]->key, "cpu_instruction_set");
+	}
+	free(kv);
+	/* intel: the ISA instead. */
+	assert_int_equal(profile_build_options(bm, intel, 24, 11, &kv, &n, &err), 0);
+	assert_int_equal(n, nb + 2);
+	assert_string_equal(kv[0]->key, "cpu_instruction_set");
+	assert_string_equal(kv[0]->value, "x86-64-v3");
+	free(kv);
+	/* No class, or a class without options: the build mode's alone. */
+	assert_int_equal(profile_build_options(bm, NULL, 24, 11, &kv, &n, &err), 0);
+	assert_int_equal(n, nb);
+	free(kv);
+	assert_int_equal(demo->n_meson_options, 0);
+	bm = profile_find_build_mode(&ps, "demo-release");
+	assert_non_null(bm);
+	free(base);
+	assert_int_equal(profile_build_mode_options(bm, 22, 11, &base, &nb, &err), 0);
+	assert_int_equal(profile_build_options(bm, demo, 22, 11, &kv, &n, &err), 0);
+	assert_int_equal(n, nb);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(kv[i]->key, base[i]->key);
+		assert_string_equal(kv[i]->value, base[i]->value);
+		if (strcmp(kv[i]->key, "platform") == 0)
+			assert_string_equal(kv[i]->value, "native");
+	}
+	free(kv);
+	free(base);
+	profile_set_free(&ps);
+
+	/* The class's value wins over the build mode's. */
+	{
+		static const char text[] =
+			"{\"host_classes\": {\"x\": {\"labels\": {\"a\": \"b\"}, "
+			"\"lcores\": \"0-1\", \"memory_mb\": 64, \"hugepages\": false, "
+			"\"meson_options\": {\"platform\": \"generic\"}}}, "
+			"\"build_modes\": {\"m\": {\"buildtype\": \"release\", "
+			"\"meson_options\": {\"platform\": \"native\", \"tests\": \"true\"}}}}";
+		char path[] = "/tmp/pg-profile-class-XXXXXX";
+		const char *one[] = { path };
+		int fd = mkstemp(path);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+		close(fd);
+		load_ok(&ps, one, 1);
+		assert_int_equal(profile_build_options(profile_find_build_mode(&ps, "m"),
+						       profile_find_host_class(&ps, "x"), 0, 0,
+						       &kv, &n, &err), 0);
+		assert_int_equal(n, 2);
+		assert_string_equal(kv[0]->key, "platform");
+		assert_string_equal(kv[0]->value, "generic");
+		assert_string_equal(kv[1]->key, "tests");
+		free(kv);
+		profile_set_free(&ps);
+		unlink(path);
+	}
 }
 
 static void test_benchmark_argv(void **state)
@@ -680,6 +774,7 @@ int main(void)
 		cmocka_unit_test(test_load_dir),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_build_mode_options),
+		cmocka_unit_test(test_class_build_options),
 		cmocka_unit_test(test_benchmark_argv),
 		cmocka_unit_test(test_arg_check),
 		cmocka_unit_test(test_key_direction),
