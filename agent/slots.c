@@ -61,8 +61,9 @@ static uint64_t fnv_add(uint64_t h, const char *s)
 }
 
 /* s cut to max bytes with characters outside [A-Za-z0-9._+-] as '_'
- * appended to out; a leading '.' or '-' (which ws_name_ok() refuses) too. */
-static void name_part(struct pg_buf *out, const char *s, size_t max, bool first)
+ * appended to out; a leading '.' or '-' (which ws_name_ok() refuses) too.
+ * Returns 0 or -1 (out's cap or memory). */
+static int name_part(struct pg_buf *out, const char *s, size_t max, bool first)
 {
 	for (size_t i = 0; s[i] && i < max; i++) {
 		char c = s[i];
@@ -71,8 +72,10 @@ static void name_part(struct pg_buf *out, const char *s, size_t max, bool first)
 
 		if (first && i == 0 && (c == '.' || c == '-'))
 			ok = false;
-		(void)pg_buf_printf(out, "%c", ok ? c : '_');
+		if (pg_buf_printf(out, "%c", ok ? c : '_') < 0)
+			return -1;
 	}
+	return 0;
 }
 
 static int opt_cmp(const void *a, const void *b)
@@ -132,10 +135,10 @@ int slot_name(const char *tree, const char *branch, const char *build_mode,
 		h = fnv_add(h, sorted[i]->string);
 		h = fnv_add(h, sorted[i]->valuestring);
 	}
-	name_part(&name, series, SLOTS_SERIES_SHOWN, true);
-	(void)pg_buf_printf(&name, ".");
-	name_part(&name, build_mode, SLOTS_MODE_SHOWN, false);
-	if (pg_buf_printf(&name, ".%0*llx", SLOTS_HASH_HEX,
+	if (name_part(&name, series, SLOTS_SERIES_SHOWN, true) < 0 ||
+	    pg_buf_printf(&name, ".") < 0 ||
+	    name_part(&name, build_mode, SLOTS_MODE_SHOWN, false) < 0 ||
+	    pg_buf_printf(&name, ".%0*llx", SLOTS_HASH_HEX,
 			  (unsigned long long)(h & ((1ULL << (4 * SLOTS_HASH_HEX)) - 1))) < 0 ||
 	    pg_fmt(out, size, "%s", pg_buf_str(&name)) < 0 || !ws_name_ok(out)) {
 		pg_err_set(err, PG_EINVAL, "build slot: no valid name for '%.64s'",
