@@ -18,6 +18,7 @@
 #include "fsutil.h"
 #include "harness.h"
 #include "hostcheck.h"
+#include "hostgate.h"
 #include "jobspec.h"
 #include "json.h"
 #include "log.h"
@@ -35,6 +36,7 @@
 /* A result's detail, and the part of a failed build's log tail in it. */
 #define RUNNER_DETAIL_MAX 8192
 #define RUNNER_DETAIL_TAIL 4096
+#define RUNNER_LOAD_WAITS_MAX 256
 
 static const char *const runner_side_name[RUNNER_SIDES] = { "base", "patched" };
 static const char *const runner_hugepage_dev[] = { "/dev/hugepages", NULL };
@@ -96,6 +98,18 @@ struct dpdk_job {
 	unsigned int quiet_runs, quiet_waited, quiet_busy;
 	int64_t quiet_wait_ms;
 	double quiet_busy_max;
+	/* The host gate (hostgate.h): the class's demands, what the hugepage
+	 * check found, whether the lcores are isolated / nohz_full (-1: the
+	 * host has no such CPUs), and the max_load waits: measured runs
+	 * checked, runs that waited, time waited in all and at most, and the
+	 * runs that waited ({"run", "ms"}, at most RUNNER_LOAD_WAITS_MAX). */
+	struct hostgate_class gate;
+	struct hostgate_huge huge;
+	bool huge_checked;
+	int lcores_isolated, lcores_nohz_full;
+	unsigned int load_runs, load_waited;
+	int64_t load_wait_ms, load_wait_max_ms;
+	cJSON *load_waits;
 	/* Wall-clock milliseconds per stage, for the fingerprint's
 	 * "timings": what a job costs beyond its builds and benchmarks. */
 	int64_t t_start, ms_prepare, ms_fetch, ms_apply, ms_build[RUNNER_SIDES];
@@ -551,6 +565,89 @@ static int job_add_samples(struct dpdk_job *j, const struct bench_def *b, int si
 	return 0;
 }
 
+/*
+ * The host gate (hostgate.h) before anything is built: the class's
+ * requirements against the host check's facts, and its hugepages.  With
+ * hugepages_only, the hugepage check alone (again before the benchmarks:
+ * a leftover may have taken them meanwhile).  0, or -1 with err saying
+ * why the host is refused (an infra-error).
+ */
+static int job_host_gate(struct dpdk_job *j, bool hugepages_only, struct pg_err *err)
+{
+	char msg[HOSTGATE_MSG_MAX];
+
+	if (!hugepages_only) {
+		if (hostgate_class_from_spec(j->run->job->json, &j->gate, err) < 0)
+			return -1;
+		if (hostgate_require_check(&j->host, &j->gate, msg, sizeof(msg)) != 0) {
+			job_logf(j, "prepare", "%s\n", msg);
+			return pg_err_set(err, PG_EINVAL, "%s", msg);
+		}
+		/* Recorded whether required or not: lcores off the isolated
+		 * CPUs explain a noisy host. */
+		j->lcores_isolated = j->host.isolated[0] && j->gate.lcores ?
+				     hostgate_cpus_within(j->gate.lcores, j->host.isolated) : -1;
+		j->lcores_nohz_full = j->host.nohz_full[0] && j->gate.lcores ?
+				      hostgate_cpus_within(j->gate.lcores, j->host.nohz_full) : -1;
+	}
+	if (hostgate_hugepages_check(NULL, &j->gate, &j->huge, msg, sizeof(msg)) != 0) {
+		job_logf(j, hugepages_only ? "bench" : "prepare", "%s\n", msg);
+		return pg_err_set(err, PG_EINVAL, "%s", msg);
+	}
+	j->huge_checked = j->gate.hugepages;
+	if (j->huge_checked && !hugepages_only)
+		job_logf(j, "prepare", "hugepages: %llu free pages of %llu kB%s, %d MB needed\n",
+			 (unsigned long long)j->huge.free_pages, (unsigned long long)j->huge.page_kb,
+			 j->gate.numa_node >= 0 ? " on the class's node" : "", j->gate.memory_mb);
+	return 0;
+}
+
+/* The max_load wait before a measured run (hostgate.h): a host that
+ * stays busy fails the job.  0, 1 when stopped, -1. */
+static int job_wait_load(struct dpdk_job *j, struct pg_err *err)
+{
+	struct hostgate_proc p = { NULL, runner_ws_stopped, j };
+	struct hostgate_load_src src;
+	struct hostgate_load_wait w;
+	unsigned int cpus = j->host.cpus ? j->host.cpus : 1;
+	char msg[HOSTGATE_MSG_MAX];
+	int r;
+
+	if (!j->gate.has_max_load)
+		return 0;
+	j->load_runs++;
+	hostgate_proc_src(&p, &src);
+	r = hostgate_wait_load(&src, j->gate.max_load, HOSTCHECK_QUIET_LIMIT_CPUS / cpus,
+			       HOSTGATE_POLL_MS, (int64_t)j->gate.max_load_wait_s * 1000, &w, err);
+	if (r)
+		return r;
+	j->load_wait_ms += w.waited_ms;
+	if (w.waited_ms > j->load_wait_max_ms)
+		j->load_wait_max_ms = w.waited_ms;
+	if (w.waited_ms) {
+		cJSON *o;
+
+		j->load_waited++;
+		if (cJSON_GetArraySize(j->load_waits) < RUNNER_LOAD_WAITS_MAX &&
+		    (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(j->load_waits, o) ||
+		     !cJSON_AddNumberToObject(o, "run", j->load_runs) ||
+		     !cJSON_AddNumberToObject(o, "ms", (double)w.waited_ms))) {
+			cJSON_Delete(o);
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		}
+	}
+	if (!w.calm) {
+		hostgate_load_reason(&w, j->gate.max_load, HOSTCHECK_QUIET_LIMIT_CPUS, cpus,
+				     j->load_runs, msg, sizeof(msg));
+		job_logf(j, "bench", "== %s\n", msg);
+		return pg_err_set(err, PG_EIO, "%s", msg);
+	}
+	if (w.waited_ms)
+		job_logf(j, "bench", "== waited %.1f s for load %.2f within max_load %g\n",
+			 w.waited_ms / 1000.0, w.load1, j->gate.max_load);
+	return 0;
+}
+
 /* The quiet check before a run (hostcheck.h): wait while other work
  * takes more than HOSTCHECK_QUIET_LIMIT_CPUS, within the run's and the
  * job's bounds, and count what was seen.  0, 1 when stopped, -1. */
@@ -624,7 +721,7 @@ static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int sid
 	rs.stopped = j->run->stopped;
 	rs.arg = j->run->arg;
 	/* (a warm-up is discarded: it need not wait) */
-	if (!warm && (r_q = job_wait_quiet(j, err)) != 0)
+	if (!warm && ((r_q = job_wait_load(j, err)) != 0 || (r_q = job_wait_quiet(j, err)) != 0))
 		return r_q;
 	if (warm)
 		job_logf(j, "bench", "== %s, %s side, warm-up run %d of %d (discarded)\n", b->name,
@@ -721,6 +818,47 @@ static int job_benchmarks(struct dpdk_job *j, struct pg_err *err)
 	return 0;
 }
 
+/* The host gate's part of the fingerprint: "host_gate" {"lcores",
+ * "lcores_isolated" / "lcores_nohz_full" (when the host has such CPUs),
+ * "hugepages" (when checked)}, and "load_wait" (with max_load).  0 or -1. */
+static int job_fingerprint_gate(struct dpdk_job *j, cJSON *fp)
+{
+	cJSON *g, *m, *o;
+
+	if (!j->gate.lcores)
+		return 0;
+	if (!(g = cJSON_AddObjectToObject(fp, "host_gate")) ||
+	    !cJSON_AddStringToObject(g, "lcores", j->gate.lcores) ||
+	    (j->lcores_isolated >= 0 &&
+	     !cJSON_AddBoolToObject(g, "lcores_isolated", j->lcores_isolated == 1)) ||
+	    (j->lcores_nohz_full >= 0 &&
+	     !cJSON_AddBoolToObject(g, "lcores_nohz_full", j->lcores_nohz_full == 1)))
+		return -1;
+	if (j->huge_checked &&
+	    (!(m = cJSON_AddObjectToObject(g, "hugepages")) ||
+	     !cJSON_AddNumberToObject(m, "page_kb", (double)j->huge.page_kb) ||
+	     !cJSON_AddNumberToObject(m, "free_pages", (double)j->huge.free_pages) ||
+	     !cJSON_AddNumberToObject(m, "need_mb", j->gate.memory_mb) ||
+	     (j->huge.node >= 0 && !cJSON_AddNumberToObject(m, "node", j->huge.node))))
+		return -1;
+	if (!j->gate.has_max_load)
+		return 0;
+	if (!(m = cJSON_AddObjectToObject(fp, "load_wait")) ||
+	    !cJSON_AddNumberToObject(m, "max_load", j->gate.max_load) ||
+	    !cJSON_AddNumberToObject(m, "max_wait_s", j->gate.max_load_wait_s) ||
+	    !cJSON_AddNumberToObject(m, "runs", j->load_runs) ||
+	    !cJSON_AddNumberToObject(m, "waited", j->load_waited) ||
+	    !cJSON_AddNumberToObject(m, "wait_ms", (double)j->load_wait_ms) ||
+	    !cJSON_AddNumberToObject(m, "wait_ms_max", (double)j->load_wait_max_ms) ||
+	    !(o = cJSON_Duplicate(j->load_waits, true)))
+		return -1;
+	if (!cJSON_AddItemToObject(m, "waits", o)) {
+		cJSON_Delete(o);
+		return -1;
+	}
+	return 0;
+}
+
 /* The fingerprint: host facts, host check, DPDK, builds, apply. */
 static cJSON *job_fingerprint(struct dpdk_job *j)
 {
@@ -775,6 +913,8 @@ static cJSON *job_fingerprint(struct dpdk_job *j)
 	     !cJSON_AddNumberToObject(m, "wait_ms", (double)j->quiet_wait_ms) ||
 	     !cJSON_AddNumberToObject(m, "busy_cpus_max",
 				      (double)(int)(j->quiet_busy_max * 100) / 100)))
+		goto fail;
+	if (job_fingerprint_gate(j, fp) < 0)
 		goto fail;
 	if (!(m = cJSON_AddObjectToObject(fp, "apply")) ||
 	    !cJSON_AddNumberToObject(m, "applied", (double)j->n_applied) ||
@@ -833,6 +973,7 @@ static void job_release(struct dpdk_job *j)
 	pg_apply_result_release(&j->apply);
 	cJSON_Delete(j->samples);
 	cJSON_Delete(j->warnings);
+	cJSON_Delete(j->load_waits);
 	pg_buf_release(&j->failures);
 }
 
@@ -873,7 +1014,9 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	j.t_start = pg_time_mono_ms();
 	t = j.t_start;
 	pg_buf_init(&j.failures, 8192);
-	if (!(j.samples = cJSON_CreateArray()) || !(j.warnings = cJSON_CreateArray()))
+	j.lcores_isolated = j.lcores_nohz_full = -1;
+	if (!(j.samples = cJSON_CreateArray()) || !(j.warnings = cJSON_CreateArray()) ||
+	    !(j.load_waits = cJSON_CreateArray()))
 		goto nomem;
 	if (spec_read(run->job->json, &j.spec, &jerr) < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
@@ -905,6 +1048,12 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		 "turbo %s, SMT %s, load %.2f, compiler %s\n", PG_VERSION, run->facts->hostname,
 		 run->facts->cpu.model, run->facts->kernel, j.host.governor, j.host.turbo,
 		 j.host.smt, j.host.load1, j.host.compiler);
+	/* Refuse a host the class cannot use before anything is fetched or
+	 * built. */
+	if (job_host_gate(&j, false, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
 	{
 		struct ws_sync_opts o = { 0, run->stopped, run->arg };
 
@@ -1044,6 +1193,10 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	hostcheck_compiler("cc", j.host.compiler, sizeof(j.host.compiler));
 	if (j.host.busy && job_warn(&j, j.host.warning) < 0)
 		goto nomem;
+	if (job_host_gate(&j, true, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
 	t = pg_time_mono_ms();
 	r = job_benchmarks(&j, &jerr);
 	j.ms_bench_wall = pg_time_mono_ms() - t;

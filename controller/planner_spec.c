@@ -208,6 +208,28 @@ out:
 	return rc;
 }
 
+/* The class's quiet-host gating and requirements (agent/hostgate.h reads
+ * them): max_load with its bound, require with the members set.  false
+ * when out of memory. */
+static bool add_host_quiet(cJSON *h, const struct profile_host_class *hc)
+{
+	const struct profile_host_require *rq = &hc->require;
+	cJSON *r;
+
+	if (hc->has_max_load &&
+	    (!add_num(h, JS_HOST_MAX_LOAD, hc->max_load) ||
+	     !add_num(h, JS_HOST_MAX_LOAD_WAIT_S, hc->max_load_wait_s)))
+		return false;
+	if (!hc->has_require)
+		return true;
+	return (r = cJSON_AddObjectToObject(h, JS_HOST_REQUIRE)) &&
+	       (!rq->governor || add_str(r, JS_REQ_GOVERNOR, rq->governor)) &&
+	       (!rq->turbo || add_str(r, JS_REQ_TURBO, rq->turbo)) &&
+	       (!rq->smt || add_str(r, JS_REQ_SMT, rq->smt)) &&
+	       (!rq->isolated_cpus || cJSON_AddBoolToObject(r, JS_REQ_ISOLATED_CPUS, true)) &&
+	       (!rq->nohz_full || cJSON_AddBoolToObject(r, JS_REQ_NOHZ_FULL, true));
+}
+
 static int add_host(cJSON *spec, const struct profile_host_class *hc, struct pg_err *err)
 {
 	cJSON *h = cJSON_AddObjectToObject(spec, JS_HOST);
@@ -215,7 +237,8 @@ static int add_host(cJSON *spec, const struct profile_host_class *hc, struct pg_
 	if (!h || !add_kv(h, JS_HOST_LABELS, hc->labels, hc->n_labels) ||
 	    !add_str(h, JS_HOST_LCORES, hc->lcores) || !add_num(h, JS_HOST_MEMORY_MB, hc->memory_mb) ||
 	    !cJSON_AddBoolToObject(h, JS_HOST_HUGEPAGES, hc->hugepages) ||
-	    (hc->numa_node >= 0 && !add_num(h, JS_HOST_NUMA_NODE, hc->numa_node)))
+	    (hc->numa_node >= 0 && !add_num(h, JS_HOST_NUMA_NODE, hc->numa_node)) ||
+	    !add_host_quiet(h, hc))
 		return pg_err_set(err, PG_ENOMEM, "host class '%s': out of memory", hc->name);
 	return 0;
 }

@@ -387,13 +387,49 @@ static int argv_push(char ***argv, size_t *argc, size_t *cap, char *s)
 	return 0;
 }
 
+/*
+ * {mem_args}: "--no-huge -m N" without hugepages; with hugepages on a
+ * class's numa_node, "--socket-mem" with N at that node and 0 before it,
+ * so that EAL takes the memory where the lcores are (-m would take it
+ * from any node); else "-m N".  0 or -1 (out of memory).
+ */
+static int mem_args_push(const struct profile_host_class *hc, char ***argv, size_t *argc,
+			 size_t *cap)
+{
+	struct pg_buf sm = PG_BUF_INIT(ARG_MAX_LEN);
+	char mem[32];
+	int rc = -1;
+
+	if (pg_fmt(mem, sizeof(mem), "%d", hc->memory_mb) < 0)
+		goto out;
+	if (hc->hugepages && hc->numa_node >= 0) {
+		for (int n = 0; n < hc->numa_node; n++)
+			if (pg_buf_printf(&sm, "0,") < 0)
+				goto out;
+		if (pg_buf_printf(&sm, "%s", mem) < 0 ||
+		    argv_push(argv, argc, cap, strdup("--socket-mem")) < 0 ||
+		    argv_push(argv, argc, cap, pg_buf_detach(&sm, NULL)) < 0)
+			goto out;
+		rc = 0;
+		goto out;
+	}
+	if ((!hc->hugepages && argv_push(argv, argc, cap, strdup("--no-huge")) < 0) ||
+	    argv_push(argv, argc, cap, strdup("-m")) < 0 ||
+	    argv_push(argv, argc, cap, strdup(mem)) < 0)
+		goto out;
+	rc = 0;
+out:
+	pg_buf_release(&sm);
+	return rc;
+}
+
 int profile_benchmark_argv(const struct profile_benchmark *b,
 			   const struct profile_host_class *hc,
 			   const struct profile_run_vars *vars,
 			   char ***argv, size_t *argc, struct pg_err *err)
 {
 	struct expand_ctx x = { b, hc, vars, PG_BUF_INIT(ARG_MAX_LEN), NULL };
-	char msg[256], mem[32];
+	char msg[256];
 	size_t cap = 0;
 	int rc = -1;
 
@@ -404,11 +440,7 @@ int profile_benchmark_argv(const struct profile_benchmark *b,
 	cap = 1;
 	for (size_t i = 0; i < b->n_args; i++) {
 		if (strcmp(b->args[i], "{mem_args}") == 0) {
-			if (pg_fmt(mem, sizeof(mem), "%d", hc->memory_mb) < 0 ||
-			    (!hc->hugepages &&
-			     argv_push(argv, argc, &cap, strdup("--no-huge")) < 0) ||
-			    argv_push(argv, argc, &cap, strdup("-m")) < 0 ||
-			    argv_push(argv, argc, &cap, strdup(mem)) < 0)
+			if (mem_args_push(hc, argv, argc, &cap) < 0)
 				goto nomem;
 			continue;
 		}
@@ -514,6 +546,9 @@ void profile_set_free(struct profile_set *ps)
 		free_kv(hc->labels, hc->n_labels);
 		free(hc->lcores);
 		free(hc->lcore_ids);
+		free(hc->require.governor);
+		free(hc->require.turbo);
+		free(hc->require.smt);
 	}
 	free(ps->host_classes);
 	for (size_t i = 0; i < ps->n_build_modes; i++) {

@@ -13,7 +13,8 @@
  *   "trees"         git trees: url, default_branch, branches
  *   "tree_rules"    an ARRAY, first match wins: paths, subject_tags, tree, branch
  *   "default_tree"  a tree name (a string, see "Tree selection" below)
- *   "host_classes"  labels, lcores, memory_mb, hugepages, numa_node, max_load
+ *   "host_classes"  labels, lcores, memory_mb, hugepages, numa_node, max_load,
+ *                   max_load_wait_s, require
  *   "build_modes"   buildtype, meson_options, c_args, meson_options_by_version
  *   "benchmarks"    program, args, env, stdin, duration_s, parser, gate,
  *                   timeout_s, stop_after_lines, mode, subset
@@ -55,9 +56,37 @@
  *   memory_mb       64..1048576, passed as -m
  *   hugepages       false runs DPDK with --no-huge (a different baseline)
  *   numa_node       optional, >= 0: the node of the lcores and the memory
- *   max_load        optional, > 0: 1-minute load average above which the
- *                   host counts as busy (someone else is using it): its
- *                   agent takes no job until the load has come down
+ *                   (with hugepages, {mem_args} asks EAL for the memory there)
+ *   max_load        optional, (0, 1e6]: 1-minute load average above which
+ *                   the host counts as busy.  Before each measured run the
+ *                   agent polls until the load is at most max_load and the
+ *                   other work of the quiet check's window is at most
+ *                   HOSTCHECK_QUIET_LIMIT_CPUS (agent/hostgate.h); a host
+ *                   that stays busy for max_load_wait_s fails the job as
+ *                   infra-error ("host busy: load 3.20 over max_load 1.0
+ *                   for 300 s before run 4").  The agent still takes jobs
+ *                   while busy (it waits inside the job, where the wait is
+ *                   recorded).  The load average counts the agent's own
+ *                   work too (the build, the previous run's lcores, which
+ *                   weigh in it for about a minute): leave room for them.
+ *                   Without max_load nothing waits on the load.
+ *   max_load_wait_s optional, 1..86400, default PROFILE_MAX_LOAD_WAIT_S:
+ *                   the longest wait before one run; only with max_load
+ *   require         optional object, every member optional: facts of the
+ *                   agent's host check that the host must show, else the
+ *                   job fails as infra-error before anything is built
+ *                   ("host does not meet host class intel: governor is
+ *                   powersave, the class requires performance"):
+ *                   governor       a scaling governor, e.g. "performance"
+ *                                  (every CPU's; "none" without cpufreq)
+ *                   turbo          "on" or "off"
+ *                   smt            "on" or "off" ("off" is met by SMT
+ *                                  control off, forceoff, notsupported or
+ *                                  notimplemented)
+ *                   isolated_cpus  true: every lcore of the class is in
+ *                                  /sys/devices/system/cpu/isolated
+ *                   nohz_full      true: every lcore is in nohz_full
+ *                   false (the default) requires nothing
  *
  * build_modes.NAME
  *   buildtype       plain, debug, debugoptimized, release or minsize
@@ -79,8 +108,9 @@
  *   args            default []; may use the placeholders {lcores},
  *                   {memory_mb}, {mem_args}, {file_prefix}, {build_dir} and
  *                   {duration_s} ({{ and }} for literal braces); {mem_args}
- *                   must be a whole argument and expands to the two or three
- *                   arguments "-m N" or "--no-huge -m N" (host class);
+ *                   must be a whole argument and expands to "--no-huge -m N"
+ *                   (hugepages false), "--socket-mem 0,..,0,N" (N at the
+ *                   class's numa_node) or else "-m N" (host class);
  *                   {duration_s} needs duration_s
  *   env             {NAME: value}, default {}; values are literal
  *   stdin           "null" (default: </dev/null) or "hold": keep stdin open
@@ -216,6 +246,10 @@
 #define PROFILE_WARMUP_MAX 10		/* a benchmark's warmup_runs */
 #define PROFILE_MAX_LCORE 1023		/* highest lcore id in a core list */
 #define PROFILE_MAX_SUBSET 1024		/* mempool configurations per subset */
+#define PROFILE_MAX_LOAD_WAIT_S 300	/* default max_load_wait_s: five minutes,
+					 * long enough for a build's load to
+					 * decay, short enough to free a host
+					 * someone else took */
 
 struct profile_kv {
 	char *key;
@@ -243,6 +277,15 @@ struct profile_tree_rule {
 	char *branch;			/* filled in: never NULL */
 };
 
+/* host_classes.NAME.require: absent members require nothing. */
+struct profile_host_require {
+	char *governor;			/* NULL: any */
+	char *turbo;			/* "on", "off", or NULL: any */
+	char *smt;			/* "on", "off", or NULL: any */
+	bool isolated_cpus;		/* every lcore in the isolated set */
+	bool nohz_full;			/* every lcore in nohz_full */
+};
+
 struct profile_host_class {
 	char *name;
 	const char *file;
@@ -257,6 +300,9 @@ struct profile_host_class {
 	int numa_node;			/* -1 when not set */
 	bool has_max_load;
 	double max_load;
+	int max_load_wait_s;		/* PROFILE_MAX_LOAD_WAIT_S when not set */
+	bool has_require;		/* a "require" object was given */
+	struct profile_host_require require;
 };
 
 struct profile_version_options {
@@ -491,7 +537,7 @@ struct profile_run_vars {
 
 /*
  * Expand b's args for host class hc: {lcores}, {memory_mb}, {mem_args}
- * (as two or three arguments), {duration_s}, {file_prefix}, {build_dir},
+ * (as two or three arguments, see "args" above), {duration_s}, {file_prefix}, {build_dir},
  * and {{ / }}.  *argv is a malloc'd, NULL-terminated vector of *argc
  * malloc'd strings, without the program; free it with profile_argv_free().
  * Returns 0 or -1 (PG_ENOMEM, or PG_EINVAL if vars lacks a value that an

@@ -239,12 +239,59 @@ syntax:
 			    "\"2,4,6,8\"", s);
 }
 
+/* max_load_wait_s and require (quiet-host gating, agent/hostgate.h). */
+static int load_host_quiet(struct profile_loader *ld, const char *path, const cJSON *obj,
+			   struct profile_host_class *hc)
+{
+	static const char *const keys[] = {
+		"governor", "turbo", "smt", "isolated_cpus", "nohz_full", NULL
+	};
+	static const char *const on_off[] = { "on", "off", NULL };
+	struct profile_host_require *rq = &hc->require;
+	char rpath[PROFILE_PATH_LEN];
+	const cJSON *req;
+	int rc, v;
+
+	hc->max_load_wait_s = PROFILE_MAX_LOAD_WAIT_S;
+	rc = profile_get_int(ld, path, obj, "max_load_wait_s", false, 1, 86400,
+			     &hc->max_load_wait_s);
+	if (rc < 0)
+		return -1;
+	/* A bound of a wait that never happens would mislead. */
+	if (rc == 1 && !hc->has_max_load)
+		return profile_fail_at(ld, path, "max_load_wait_s", "needs max_load");
+	rc = profile_get_object(ld, path, obj, "require", false, &req);
+	if (rc <= 0)
+		return rc;
+	hc->has_require = true;
+	profile_path_join(rpath, path, "require");
+	if (profile_check_object(ld, rpath, req, keys, "unknown field") < 0 ||
+	    profile_get_text(ld, rpath, req, "governor", false, 64, &rq->governor) < 0 ||
+	    profile_get_bool(ld, rpath, req, "isolated_cpus", false, &rq->isolated_cpus) < 0 ||
+	    profile_get_bool(ld, rpath, req, "nohz_full", false, &rq->nohz_full) < 0)
+		return -1;
+	if (rq->governor && !profile_valid_name(rq->governor, 64))
+		return profile_fail_at(ld, rpath, "governor", "'%s' is not a governor name",
+				       rq->governor);
+	v = -1;
+	if (profile_get_enum(ld, rpath, req, "turbo", false, on_off, &v) < 0)
+		return -1;
+	if (v >= 0 && !(rq->turbo = strdup(on_off[v])))
+		return profile_oom(ld);
+	v = -1;
+	if (profile_get_enum(ld, rpath, req, "smt", false, on_off, &v) < 0)
+		return -1;
+	if (v >= 0 && !(rq->smt = strdup(on_off[v])))
+		return profile_oom(ld);
+	return 0;
+}
+
 static int load_host_class(struct profile_loader *ld, const char *path, const char *name,
 			   const cJSON *obj)
 {
 	static const char *const keys[] = {
 		"description", "labels", "lcores", "memory_mb", "hugepages", "numa_node",
-		"max_load", NULL
+		"max_load", "max_load_wait_s", "require", NULL
 	};
 	struct profile_set *ps = ld->ps;
 	struct profile_host_class *hc;
@@ -283,7 +330,7 @@ static int load_host_class(struct profile_loader *ld, const char *path, const ch
 	if (rc < 0)
 		return -1;
 	hc->has_max_load = rc == 1;
-	return 0;
+	return load_host_quiet(ld, path, obj, hc);
 }
 
 /* Exactly digits '.' digits, as DPDK names its releases ("23.11"). */

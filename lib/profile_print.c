@@ -96,6 +96,27 @@ static int print_rule(cJSON *o, const struct profile_tree_rule *r)
 	return 0;
 }
 
+/* max_load_wait_s (with max_load only) and require (only when given,
+ * with the members given). */
+static int print_host_quiet(cJSON *o, const struct profile_host_class *hc)
+{
+	const struct profile_host_require *rq = &hc->require;
+	cJSON *r;
+
+	if (hc->has_max_load && add_num(o, "max_load_wait_s", hc->max_load_wait_s) < 0)
+		return -1;
+	if (!hc->has_require)
+		return 0;
+	if (!(r = cJSON_AddObjectToObject(o, "require")) ||
+	    add_opt_str(r, "governor", rq->governor) < 0 ||
+	    add_opt_str(r, "turbo", rq->turbo) < 0 ||
+	    add_opt_str(r, "smt", rq->smt) < 0 ||
+	    (rq->isolated_cpus && add_bool(r, "isolated_cpus", true) < 0) ||
+	    (rq->nohz_full && add_bool(r, "nohz_full", true) < 0))
+		return -1;
+	return 0;
+}
+
 static int print_host_class(cJSON *o, const struct profile_host_class *hc)
 {
 	if (add_opt_str(o, "description", hc->description) < 0 ||
@@ -106,7 +127,7 @@ static int print_host_class(cJSON *o, const struct profile_host_class *hc)
 	    (hc->numa_node >= 0 && add_num(o, "numa_node", hc->numa_node) < 0) ||
 	    (hc->has_max_load && add_num(o, "max_load", hc->max_load) < 0))
 		return -1;
-	return 0;
+	return print_host_quiet(o, hc);
 }
 
 static int print_build_mode(cJSON *o, const struct profile_build_mode *bm)

@@ -595,6 +595,7 @@ static void test_benchmark_argv(void **state)
 	const struct profile_run_vars vars = { "pg-42-base", "/work/build" };
 	const struct profile_run_vars novars = { NULL, NULL };
 	const struct profile_benchmark *tp;
+	struct profile_host_class hc;
 	struct pg_err err = PG_ERR_INIT;
 	struct profile_set ps;
 	char **argv;
@@ -609,11 +610,26 @@ static void test_benchmark_argv(void **state)
 	assert_int_equal(argc, 15);
 	assert_string_equal(argv[0], "-l");
 	assert_string_equal(argv[1], "2-5");
-	assert_string_equal(argv[2], "-m");
+	/* hugepages on numa_node 0: the memory from that node */
+	assert_string_equal(argv[2], "--socket-mem");
 	assert_string_equal(argv[3], "2048");
 	assert_string_equal(argv[6], "--file-prefix=pg-42-base");
 	assert_string_equal(argv[11], "--");
 	assert_null(argv[argc]);
+	profile_argv_free(argv, argc);
+
+	/* on node 2, nothing from nodes 0 and 1; without a node, -m */
+	hc = *profile_find_host_class(&ps, "intel");
+	hc.numa_node = 2;
+	assert_int_equal(profile_benchmark_argv(tp, &hc, &vars, &argv, &argc, &err), 0);
+	assert_string_equal(argv[2], "--socket-mem");
+	assert_string_equal(argv[3], "0,0,2048");
+	profile_argv_free(argv, argc);
+	hc.numa_node = -1;
+	assert_int_equal(profile_benchmark_argv(tp, &hc, &vars, &argv, &argc, &err), 0);
+	assert_int_equal(argc, 15);
+	assert_string_equal(argv[2], "-m");
+	assert_string_equal(argv[3], "2048");
 	profile_argv_free(argv, argc);
 
 	assert_int_equal(profile_benchmark_argv(tp, profile_find_host_class(&ps, "demo"), &vars,
