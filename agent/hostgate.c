@@ -142,6 +142,7 @@ int hostgate_require_check(const struct hostcheck *h, const struct hostgate_clas
 			   char *msg, size_t len)
 {
 	const char *has = NULL, *want = NULL, *fact = NULL;
+	int r;
 
 	msg[0] = '\0';
 	if (c->governor && strcmp(h->governor, c->governor) != 0) {
@@ -163,8 +164,9 @@ int hostgate_require_check(const struct hostcheck *h, const struct hostgate_clas
 			   "requires %s", c->name, fact, has, want);
 		return 1;
 	}
-	if (c->isolated_cpus && c->lcores)
-		return hg_require_within(c, "isolated_cpus", h->isolated, msg, len);
+	if (c->isolated_cpus && c->lcores &&
+	    (r = hg_require_within(c, "isolated_cpus", h->isolated, msg, len)) != 0)
+		return r;
 	if (c->nohz_full && c->lcores)
 		return hg_require_within(c, "nohz_full", h->nohz_full, msg, len);
 	return 0;
@@ -305,7 +307,7 @@ int hostgate_wait_load(const struct hostgate_load_src *src, double max_load, dou
 		       unsigned int poll_ms, int64_t max_wait_ms, struct hostgate_load_wait *w,
 		       struct pg_err *err)
 {
-	int64_t t0 = src->now_ms(src->arg);
+	int64_t t0 = 0;
 
 	memset(w, 0, sizeof(*w));
 	for (;;) {
@@ -313,7 +315,9 @@ int hostgate_wait_load(const struct hostgate_load_src *src, double max_load, dou
 
 		if (src->read(src->arg, &w->load1, &w->busy, err) < 0)
 			return -1;
-		w->polls++;
+		/* The first poll is the check itself; waiting starts after. */
+		if (!w->polls++)
+			t0 = src->now_ms(src->arg);
 		w->waited_ms = src->now_ms(src->arg) - t0;
 		w->calm = w->load1 <= max_load && w->busy <= max_busy;
 		left = max_wait_ms - w->waited_ms;

@@ -122,14 +122,15 @@ struct hostgate_load_src {
 struct hostgate_load_wait {
 	double load1, busy;		/* the last poll's */
 	unsigned int polls;		/* at least 1 */
-	int64_t waited_ms;		/* from the first poll to the last */
+	int64_t waited_ms;		/* from the end of the first poll to the
+					 * end of the last: 0 when calm at once */
 	bool calm;			/* the last poll was within both limits */
 };
 
 /*
  * Poll src until load1 <= max_load and busy <= max_busy, sleeping
- * poll_ms between polls (less to end at the bound), for at most
- * max_wait_ms.  Returns 0 with *w filled (w->calm says whether the host
+ * poll_ms between polls (less to end at the bound), until max_wait_ms
+ * have passed (the last poll's read may end a sample's time after it).  Returns 0 with *w filled (w->calm says whether the host
  * calmed down), 1 when stopped, -1 when a read fails (err says why).
  */
 int hostgate_wait_load(const struct hostgate_load_src *src, double max_load, double max_busy,

@@ -650,6 +650,33 @@ static void test_benchmark_argv(void **state)
 	profile_set_free(&ps);
 }
 
+/* The quiet-host fields as loaded: dpdk.json's lab classes require a
+ * tuned host; demo.json's class requires nothing (this VM runs it). */
+static void test_host_require(void **state)
+{
+	const char *paths[] = { "profiles/dpdk.json", "profiles/demo.json" };
+	const struct profile_host_class *hc;
+	struct profile_set ps;
+
+	(void)state;
+	load_ok(&ps, paths, 2);
+	hc = profile_find_host_class(&ps, "intel");
+	assert_true(hc->has_max_load && hc->max_load == 5.0);
+	assert_int_equal(hc->max_load_wait_s, PROFILE_MAX_LOAD_WAIT_S);
+	assert_true(hc->has_require);
+	assert_string_equal(hc->require.governor, "performance");
+	assert_string_equal(hc->require.turbo, "off");
+	assert_string_equal(hc->require.smt, "off");
+	assert_true(hc->require.isolated_cpus && hc->require.nohz_full);
+	hc = profile_find_host_class(&ps, "arm");
+	assert_null(hc->require.turbo);
+	hc = profile_find_host_class(&ps, "demo");
+	assert_false(hc->has_max_load || hc->has_require);
+	assert_null(hc->require.governor);
+	assert_false(hc->require.isolated_cpus);
+	profile_set_free(&ps);
+}
+
 static void test_arg_check(void **state)
 {
 	char msg[128];
@@ -687,6 +714,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_broken_fixtures),
+		cmocka_unit_test(test_host_require),
 		cmocka_unit_test(test_dpdk_profile_content),
 		cmocka_unit_test(test_select_tree),
 		cmocka_unit_test(test_host_class_matches),
