@@ -224,6 +224,45 @@ static void test_dpdk_profile_content(void **state)
 	assert_empty(&ps);
 }
 
+/* Every ARM server's labels, as the agent fills them from MIDR's
+ * implementer (agent_facts.h), match dpdk.json's arm class, and no x86
+ * class; an x86 host does not match it. */
+static void test_arm_vendors_match(void **state)
+{
+	static const char *const vendors[] = {
+		"arm", "hisilicon", "ampere", "nvidia", "cavium", "qualcomm", "marvell", "phytium",
+		"fujitsu",
+	};
+	const char *paths[] = { "profiles/dpdk.json" };
+	const char *keys[] = { "vendor", "arch" };
+	const struct profile_host_class *arm, *intel, *amd;
+	struct profile_set ps;
+
+	(void)state;
+	load_ok(&ps, paths, 1);
+	arm = profile_find_host_class(&ps, "arm");
+	intel = profile_find_host_class(&ps, "intel");
+	amd = profile_find_host_class(&ps, "amd");
+	assert_non_null(arm);
+	assert_non_null(intel);
+	assert_non_null(amd);
+	for (size_t i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++) {
+		const char *values[] = { vendors[i], "aarch64" };
+
+		if (!profile_host_class_matches(arm, keys, values, 2))
+			fail_msg("an aarch64 host of vendor %s matches no arm class", vendors[i]);
+		assert_false(profile_host_class_matches(intel, keys, values, 2));
+		assert_false(profile_host_class_matches(amd, keys, values, 2));
+	}
+	{
+		const char *values[] = { "intel", "x86_64" };
+
+		assert_false(profile_host_class_matches(arm, keys, values, 2));
+		assert_true(profile_host_class_matches(intel, keys, values, 2));
+	}
+	profile_set_free(&ps);
+}
+
 static void test_select_tree(void **state)
 {
 	const char *paths[] = { "profiles/dpdk.json" };
@@ -672,6 +711,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_broken_fixtures),
 		cmocka_unit_test(test_dpdk_profile_content),
+		cmocka_unit_test(test_arm_vendors_match),
 		cmocka_unit_test(test_select_tree),
 		cmocka_unit_test(test_host_class_matches),
 		cmocka_unit_test(test_both_profiles),
