@@ -217,9 +217,9 @@ int profile_check_fwd_args(struct profile_loader *ld, const char *path,
 		}
 		for (size_t k = 0; bad[k]; k++)
 			if (fnmatch(bad[k], b->args[i], 0) == 0)
-				return profile_fail_idx(ld, apath, i, "'%s' is set from %s with "
-							"\"fwd\"", b->args[i], after ?
-							"fwd" : "the host class's ports");
+				return profile_fail_idx(ld, apath, i, "'%s': with \"fwd\" this "
+							"comes from %s", b->args[i], after ?
+							"\"fwd\"" : "the host class's ports");
 	}
 	return 0;
 }
@@ -251,7 +251,8 @@ int profile_fwd_key(unsigned frame_size, const char *key, char *out, size_t len)
 
 	if (!key[head])
 		return -1;
-	return pg_fmt(out, len, "%.*s.size%u%s", (int)head, key, frame_size, key + head);
+	return pg_fmt(out, len, "%.*s.size%u%s", (int)head, key, frame_size, key + head) < 0 ?
+	       -1 : 0;
 }
 
 bool profile_fwd_gate_can_match(const struct profile_benchmark *b, const char *pattern,
@@ -267,7 +268,7 @@ bool profile_fwd_gate_can_match(const struct profile_benchmark *b, const char *p
 				return true;
 		for (unsigned port = 0; port < PROFILE_MAX_PORTS; port++)
 			for (size_t i = 0; port_keys[i]; i++)
-				if (pg_fmt(key, sizeof(key), "port%u.%s", port, port_keys[i]) == 0 &&
+				if (pg_fmt(key, sizeof(key), "port%u.%s", port, port_keys[i]) >= 0 &&
 				    profile_fwd_key(b->fwd.frame_sizes[s], key, sized,
 						    sizeof(sized)) == 0 &&
 				    fnmatch(pattern, sized, 0) == 0)
