@@ -122,6 +122,27 @@
  *                   two sides comparable; the user-owned-cache and
  *                   default-ops sections are not run in subset mode.
  *
+ * host_classes.NAME.ports   optional, 1..PROFILE_MAX_PORTS, in the
+ *                   order DPDK numbers them; all PCI or all virtual:
+ *   pci             "0000:3b:00.0" (sysfs's spelling, lower-case hex),
+ *                   with driver (required: the kernel driver the agent
+ *                   requires, e.g. "vfio-pci") and numa_node (optional)
+ *   vdev            a virtual port: EAL's --vdev value, "net_NAME[,k=v]"
+ *
+ * benchmarks.NAME.fwd   optional, parser testpmd with stdin "hold" only:
+ *                   testpmd forwarding over the host class's ports, which
+ *                   every context running it must have, with lcores for
+ *                   cores_per_port x ports + the main lcore.  Members:
+ *                   mode (io, mac, macswap, flowgen, txonly, rxonly;
+ *                   default io), frame_sizes (PROFILE_FRAME_MIN..MAX, at
+ *                   most PROFILE_MAX_FRAME_SIZES, default [64]: one run
+ *                   per size), rxd, txd (32..65536, default 512), queues
+ *                   (1..64, default 1), cores_per_port (1..queues,
+ *                   default 1).  args then hold EAL options, optionally
+ *                   "--" and testpmd options, but nothing the ports or
+ *                   fwd set (profile_benchmark_argv() adds those).  The
+ *                   result keys carry the frame size: profile_fwd_key().
+ *
  * contexts.NAME     NAME is the Patchwork check context: a slug of
  *                   [-a-zA-Z0-9_], at most 255 bytes (Patchwork rejects '/')
  *   host_class      required
@@ -199,6 +220,9 @@
  *     portN.rx_pps, portN.tx_pps, portN.rx_bps, portN.tx_bps
  *                                 the last "Throughput" block per port
  *                                 (only with --stats-period)
+ *   A benchmark with "fwd" runs once per frame size S and its keys carry
+ *   it after their first component: fwd.sizeS.rx_pps,
+ *   fwd.sizeS.cycles_per_pkt, portN.sizeS.rx_pps, ...
  */
 
 #include <stdbool.h>
