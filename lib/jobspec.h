@@ -226,5 +226,20 @@
 /* The placeholders of JS_BENCH_ARGS that only the agent can fill. */
 #define JS_ARG_FILE_PREFIX "{file_prefix}"
 #define JS_ARG_BUILD_DIR "{build_dir}"
+/* A benchmark with JS_BENCH_FRAME_SIZES: the frame size of the run. */
+#define JS_ARG_FRAME_SIZE "{frame_size}"
+
+/* Ports (a host class's "ports", profile.h): JS_HOST_PORTS holds one
+ * object per port, {"pci": ADDR, "driver": NAME[, "numa_node": N]} or
+ * {"vdev": VALUE}, in the class's order; only when the class has ports.
+ * A testpmd benchmark with "fwd" carries JS_BENCH_FRAME_SIZES: the agent
+ * runs it once per size (replacing JS_ARG_FRAME_SIZE) and keys the
+ * results with profile_fwd_key(). */
+#define JS_HOST_PORTS "ports"		/* array of objects: JS_PORT_* */
+#define JS_PORT_PCI "pci"		/* string */
+#define JS_PORT_DRIVER "driver"		/* string, with JS_PORT_PCI */
+#define JS_PORT_NUMA_NODE "numa_node"	/* number, only when set */
+#define JS_PORT_VDEV "vdev"		/* string */
+#define JS_BENCH_FRAME_SIZES "frame_sizes"	/* array of numbers */
 
 #endif

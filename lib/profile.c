@@ -4,7 +4,7 @@
  * keys, meson options per DPDK version, benchmark argument expansion, and
  * freeing it (the loader is in profile_load.c).
  */
-#include "profile.h"
+#include "profile_int.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -423,6 +423,60 @@ out:
 	return rc;
 }
 
+/* Insert argument s at position at of *argv (NULL-terminated). */
+static int argv_insert(char ***argv, size_t *argc, size_t *cap, size_t at, char *s)
+{
+	if (argv_push(argv, argc, cap, s) < 0)
+		return -1;
+	memmove(&(*argv)[at + 1], &(*argv)[at], (*argc - 1 - at) * sizeof(**argv));
+	(*argv)[at] = s;
+	return 0;
+}
+
+/*
+ * A "fwd" benchmark: the class's ports before the args' "--" (added when
+ * missing), the forwarding arguments at the end.  A virtual class also
+ * gets --no-pci, so that EAL never probes (and takes) a NIC of the host
+ * that the class did not name.  -1 when out of memory.
+ */
+static int fwd_splice(const struct profile_benchmark *b, const struct profile_host_class *hc,
+		      const char *frame_size, char ***argv, size_t *argc, size_t *cap)
+{
+	struct pg_buf fa = PG_BUF_INIT(ARG_MAX_LEN);
+	size_t at = 0;
+	int rc = -1;
+
+	while (at < *argc && strcmp((*argv)[at], "--") != 0)
+		at++;
+	if (at == *argc && argv_push(argv, argc, cap, strdup("--")) < 0)
+		goto out;
+	for (size_t i = 0; i < hc->n_ports; i++) {
+		const struct profile_port *pt = &hc->ports[i];
+
+		if (pt->pci) {
+			if (argv_insert(argv, argc, cap, at++, strdup("-a")) < 0 ||
+			    argv_insert(argv, argc, cap, at++, strdup(pt->pci)) < 0)
+				goto out;
+		} else if (pg_buf_printf(&fa, "--vdev=%s", pt->vdev) < 0 ||
+			   argv_insert(argv, argc, cap, at++, pg_buf_detach(&fa, NULL)) < 0) {
+			goto out;
+		}
+	}
+	if (hc->n_ports && !hc->ports[0].pci &&
+	    argv_insert(argv, argc, cap, at++, strdup("--no-pci")) < 0)
+		goto out;
+	pg_buf_reset(&fa);
+	if (profile_fwd_args(&b->fwd, hc->n_ports, frame_size, &fa) < 0)
+		goto out;
+	for (size_t off = 0; off < fa.len; off += strlen(fa.data + off) + 1)
+		if (argv_push(argv, argc, cap, strdup(fa.data + off)) < 0)
+			goto out;
+	rc = 0;
+out:
+	pg_buf_release(&fa);
+	return rc;
+}
+
 int profile_benchmark_argv(const struct profile_benchmark *b,
 			   const struct profile_host_class *hc,
 			   const struct profile_run_vars *vars,
@@ -454,6 +508,15 @@ int profile_benchmark_argv(const struct profile_benchmark *b,
 			goto nomem;
 		}
 		if (argv_push(argv, argc, &cap, pg_buf_detach(&x.out, NULL)) < 0)
+			goto nomem;
+	}
+	if (b->has_fwd) {
+		if (!vars || !vars->frame_size) {
+			pg_err_set(err, PG_EINVAL, "benchmark '%s': fwd needs a frame size, which "
+				   "the run did not provide", b->name);
+			goto out;
+		}
+		if (fwd_splice(b, hc, vars->frame_size, argv, argc, &cap) < 0)
 			goto nomem;
 	}
 	rc = 0;
@@ -549,6 +612,7 @@ void profile_set_free(struct profile_set *ps)
 		free(hc->require.governor);
 		free(hc->require.turbo);
 		free(hc->require.smt);
+		profile_free_ports(hc);
 	}
 	free(ps->host_classes);
 	for (size_t i = 0; i < ps->n_build_modes; i++) {
@@ -580,6 +644,7 @@ void profile_set_free(struct profile_set *ps)
 		free(b->subset.bulk);
 		free(b->subset.keep);
 		free(b->subset.constant_n);
+		free(b->fwd.frame_sizes);
 	}
 	free(ps->benchmarks);
 	for (size_t i = 0; i < ps->n_contexts; i++) {

@@ -291,7 +291,7 @@ static int load_host_class(struct profile_loader *ld, const char *path, const ch
 {
 	static const char *const keys[] = {
 		"description", "labels", "lcores", "memory_mb", "hugepages", "numa_node",
-		"max_load", "max_load_wait_s", "require", NULL
+		"max_load", "max_load_wait_s", "require", "ports", NULL
 	};
 	struct profile_set *ps = ld->ps;
 	struct profile_host_class *hc;
@@ -330,6 +330,8 @@ static int load_host_class(struct profile_loader *ld, const char *path, const ch
 	if (rc < 0)
 		return -1;
 	hc->has_max_load = rc == 1;
+	if (profile_load_ports(ld, path, obj, hc) < 0)
+		return -1;
 	return load_host_quiet(ld, path, obj, hc);
 }
 
@@ -681,6 +683,8 @@ static int check_context_benchmarks(struct profile_loader *ld, const char *path,
 						"benchmark '%s' runs on up to %u cores "
 						"(subset.cores) but host class '%s' has %zu lcores",
 						b->name, most, hc->name, hc->n_lcores);
+		if (profile_check_fwd_class(ld, lpath, i, b, hc) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -4,7 +4,7 @@
  * defaults filled in, sections sorted by name, keys in a fixed order.  It
  * is itself a valid profile file that loads to the same printout.
  */
-#include "profile.h"
+#include "profile_int.h"
 
 #include <stdlib.h>
 
@@ -125,7 +125,8 @@ static int print_host_class(cJSON *o, const struct profile_host_class *hc)
 	    add_num(o, "memory_mb", hc->memory_mb) < 0 ||
 	    add_bool(o, "hugepages", hc->hugepages) < 0 ||
 	    (hc->numa_node >= 0 && add_num(o, "numa_node", hc->numa_node) < 0) ||
-	    (hc->has_max_load && add_num(o, "max_load", hc->max_load) < 0))
+	    (hc->has_max_load && add_num(o, "max_load", hc->max_load) < 0) ||
+	    profile_print_ports(o, hc) < 0)
 		return -1;
 	return print_host_quiet(o, hc);
 }
@@ -188,7 +189,8 @@ static int print_benchmark(cJSON *o, const struct profile_benchmark *b)
 	    (b->stop_after_lines && add_num(o, "stop_after_lines", b->stop_after_lines) < 0) ||
 	    (b->warmup_runs && add_num(o, "warmup_runs", b->warmup_runs) < 0) ||
 	    (mempool && add_str(o, "mode", profile_mode_name(b->mode)) < 0) ||
-	    (b->has_subset && print_subset(o, &b->subset) < 0))
+	    (b->has_subset && print_subset(o, &b->subset) < 0) ||
+	    profile_print_fwd(o, b) < 0)
 		return -1;
 	return 0;
 }
