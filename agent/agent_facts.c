@@ -75,9 +75,13 @@ static const struct {
 	{ 0x46, "fujitsu", "Fujitsu" },
 	{ 0x48, "hisilicon", "HiSilicon" },
 	{ 0x4e, "nvidia", "NVIDIA" },
-	{ 0x50, "apm", "APM" },
+	/* X-Gene's APM and eMAG's Ampere share the code; DPDK's config/arm
+	 * calls it Ampere, as the lab hosts that carry it are. */
+	{ 0x50, "ampere", "Ampere" },
 	{ 0x51, "qualcomm", "Qualcomm" },
+	{ 0x56, "marvell", "Marvell" },
 	{ 0x61, "apple", "Apple" },
+	{ 0x70, "phytium", "Phytium" },
 	{ 0xc0, "ampere", "Ampere" },
 };
 
@@ -104,11 +108,18 @@ static const struct facts_arm_part facts_arm_parts[] = {
 	{ 0x41, 0xd84, "Neoverse-V3" },
 	{ 0x41, 0xd8e, "Neoverse-N3" },
 	{ 0x43, 0x0a1, "ThunderX" },
+	{ 0x43, 0x0a2, "ThunderX-81xx" },
+	{ 0x43, 0x0a3, "ThunderX-83xx" },
 	{ 0x43, 0x0af, "ThunderX2" },
+	{ 0x43, 0x0b2, "OCTEON-TX2-96xx" },
 	{ 0x46, 0x001, "A64FX" },
 	{ 0x48, 0xd01, "Kunpeng-920" },
 	{ 0x4e, 0x004, "Carmel" },
-	{ 0x50, 0x000, "X-Gene" },
+	{ 0x50, 0x000, "eMAG" },
+	{ 0x51, 0x800, "Kryo-2xx" },
+	{ 0x51, 0xc00, "Falkor" },
+	{ 0x70, 0x662, "FT-2000plus" },
+	{ 0x70, 0x663, "S2500" },
 	{ 0xc0, 0xac3, "Ampere-1" },
 	{ 0xc0, 0xac4, "Ampere-1a" },
 };
@@ -146,6 +157,12 @@ static int facts_arm_describe(struct agent_cpuinfo *out, const char *implementer
 		}
 	if (pg_fmt(out->vendor, sizeof(out->vendor), "%s", vendor) < 0)
 		return pg_err_set(err, PG_EINVAL, "cpuinfo: vendor label '%s' too long", vendor);
+	/* MIDR's fields as numbers, for the fingerprint: a class keyed on a
+	 * part, a drift explained by one. */
+	if (impl >= 0)
+		pg_fmt_cut(out->implementer, sizeof(out->implementer), "0x%02lx", impl);
+	if (pn >= 0)
+		pg_fmt_cut(out->part, sizeof(out->part), "0x%03lx", pn);
 	for (size_t i = 0; i < ARRAY_SIZE(facts_arm_parts); i++)
 		if ((long)facts_arm_parts[i].implementer == impl &&
 		    (long)facts_arm_parts[i].part == pn)
@@ -393,6 +410,9 @@ cJSON *agent_facts_to_json(const struct agent_facts *f)
 	    !cJSON_AddStringToObject(o, "model", f->cpu.model) ||
 	    (f->cpu.microcode[0] &&
 	     !cJSON_AddStringToObject(o, "microcode", f->cpu.microcode)) ||
+	    (f->cpu.implementer[0] &&
+	     !cJSON_AddStringToObject(o, "cpu_implementer", f->cpu.implementer)) ||
+	    (f->cpu.part[0] && !cJSON_AddStringToObject(o, "cpu_part", f->cpu.part)) ||
 	    !cJSON_AddStringToObject(o, "arch", f->arch) ||
 	    !cJSON_AddNumberToObject(o, "cores", f->cores) ||
 	    !cJSON_AddNumberToObject(o, "numa_nodes", f->numa_nodes) ||

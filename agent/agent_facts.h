@@ -26,10 +26,20 @@ struct agent_cpuinfo {
 	/*
 	 * A label value ([a-z0-9_.-]): "intel" (GenuineIntel), "amd"
 	 * (AuthenticAMD), "hygon", "zhaoxin", "centaur"; for ARM, the
-	 * implementer: "arm" (0x41), "ampere", "hisilicon", "cavium",
-	 * "qualcomm", "nvidia", "fujitsu", "apm"; "unknown" otherwise.
+	 * implementer of MIDR_EL1 as DPDK's config/arm and Linux's cputype.h
+	 * name them: "arm" (0x41: Cortex and Neoverse cores, so Graviton,
+	 * Grace, Ampere Altra, Cobalt), "broadcom" (0x42), "cavium" (0x43:
+	 * ThunderX, OCTEON TX2), "fujitsu" (0x46), "hisilicon" (0x48:
+	 * Kunpeng), "nvidia" (0x4e), "ampere" (0x50 eMAG, 0xc0 AmpereOne),
+	 * "qualcomm" (0x51), "marvell" (0x56), "apple" (0x61), "phytium"
+	 * (0x70); "unknown" otherwise.  A class for every ARM host keys on
+	 * arch=aarch64, not on one vendor.
 	 */
 	char vendor[AGENT_FACT_MAX];
+	/* ARM: MIDR's implementer ("0x48") and part number ("0xd01") from
+	 * "CPU implementer" and "CPU part"; "" elsewhere or when absent. */
+	char implementer[16];
+	char part[16];
 	/*
 	 * x86: "model name" as written (white space squeezed).  ARM: the core
 	 * named from "CPU implementer" and "CPU part" ("ARM Neoverse-N1"),

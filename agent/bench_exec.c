@@ -144,6 +144,30 @@ static int def_env(const cJSON *env, struct bench_def *d, struct pg_err *err)
 	return 0;
 }
 
+/* JS_BENCH_FRAME_SIZES, when present: what the profile allows. */
+static int def_frame_sizes(const cJSON *o, struct bench_def *d, struct pg_err *err)
+{
+	const cJSON *arr = NULL, *it;
+
+	if (pg_json_get_array(o, JS_BENCH_FRAME_SIZES, false, &arr, err) < 0)
+		return -1;
+	if (!arr)
+		return 0;
+	if (cJSON_GetArraySize(arr) < 1 || cJSON_GetArraySize(arr) > PROFILE_MAX_FRAME_SIZES)
+		return pg_err_set(err, PG_EINVAL, "field '%s': 1 to %d sizes expected",
+				  JS_BENCH_FRAME_SIZES, PROFILE_MAX_FRAME_SIZES);
+	cJSON_ArrayForEach(it, arr) {
+		double v = cJSON_IsNumber(it) ? it->valuedouble : 0;
+
+		if (v < PROFILE_FRAME_MIN || v > PROFILE_FRAME_MAX || v != (double)(unsigned)v)
+			return pg_err_set(err, PG_EINVAL, "field '%s[%zu]': not a frame size "
+					  "%d..%d", JS_BENCH_FRAME_SIZES, d->n_frame_sizes,
+					  PROFILE_FRAME_MIN, PROFILE_FRAME_MAX);
+		d->frame_sizes[d->n_frame_sizes++] = (unsigned)v;
+	}
+	return 0;
+}
+
 int bench_def_from_json(const cJSON *o, struct bench_def *d, struct pg_err *err)
 {
 	const char *name = NULL, *program = NULL, *parser = NULL, *stdin_mode = "null";
@@ -214,6 +238,8 @@ int bench_def_from_json(const cJSON *o, struct bench_def *d, struct pg_err *err)
 	d->timeout_s = (int)timeout;
 	d->stop_after_lines = (int)stop_after;
 	d->warmup_runs = (int)warmup;
+	if (def_frame_sizes(o, d, err) < 0)
+		goto fail;
 	if (!(d->name = strdup(name)) || !(d->program = strdup(program)) ||
 	    !(d->parser = strdup(parser))) {
 		pg_err_set(err, PG_ENOMEM, "out of memory");
@@ -239,6 +265,12 @@ fail:
 int bench_expand_arg(const char *arg, const char *file_prefix, const char *build_dir,
 		     char **out, struct pg_err *err)
 {
+	return bench_expand_arg_fs(arg, file_prefix, build_dir, NULL, out, err);
+}
+
+int bench_expand_arg_fs(const char *arg, const char *file_prefix, const char *build_dir,
+			const char *frame_size, char **out, struct pg_err *err)
+{
 	struct pg_buf b = PG_BUF_INIT(2 * BENCH_TEXT_MAX + PATH_MAX);
 	const char *p = arg;
 	int rc = -1;
@@ -259,6 +291,10 @@ int bench_expand_arg(const char *arg, const char *file_prefix, const char *build
 		} else if (strncmp(p, JS_ARG_BUILD_DIR, strlen(JS_ARG_BUILD_DIR)) == 0) {
 			add = build_dir;
 			skip = strlen(JS_ARG_BUILD_DIR);
+		} else if (frame_size &&
+			   strncmp(p, JS_ARG_FRAME_SIZE, strlen(JS_ARG_FRAME_SIZE)) == 0) {
+			add = frame_size;
+			skip = strlen(JS_ARG_FRAME_SIZE);
 		} else if (*p == '{' || *p == '}') {
 			pg_err_set(err, PG_EINVAL, "argument '%.64s': unknown placeholder or lone "
 				   "brace at offset %zu", arg, (size_t)(p - arg));
@@ -375,7 +411,8 @@ static int bench_argv(const struct bench_run_spec *s, char ***argv_out, char ***
 	}
 	argv[i++] = pg_buf_detach(&prog, NULL);
 	for (size_t k = 0; k < na; k++)
-		if (bench_expand_arg(d->args[k], s->file_prefix, s->build_dir, &argv[i++], err) < 0)
+		if (bench_expand_arg_fs(d->args[k], s->file_prefix, s->build_dir, s->frame_size,
+					&argv[i++], err) < 0)
 			goto fail;
 	for (size_t k = 0; k < ne; k++)
 		if (!(env[k] = strdup(d->env[k])))

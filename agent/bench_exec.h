@@ -37,6 +37,7 @@
 
 #include "bench_parse.h"
 #include "err.h"
+#include "profile.h"
 #include "sandbox.h"
 
 #define BENCH_DETAIL_MAX 512
@@ -56,6 +57,10 @@ struct bench_def {
 	bool subset;		/* mempool_perf in mode "subset" */
 	cJSON *subset_json;	/* a copy of "subset", or NULL */
 	char **gate;		/* NULL-terminated patterns */
+	/* testpmd with "fwd": one run per frame size, keys per size
+	 * (profile_fwd_key()); 0 sizes for any other benchmark. */
+	unsigned frame_sizes[PROFILE_MAX_FRAME_SIZES];
+	size_t n_frame_sizes;
 };
 
 /*
@@ -74,11 +79,16 @@ void bench_def_release(struct bench_def *d);
  */
 int bench_expand_arg(const char *arg, const char *file_prefix, const char *build_dir,
 		     char **out, struct pg_err *err);
+/* The same, and "{frame_size}" replaced by frame_size (NULL: an error
+ * when the argument has it). */
+int bench_expand_arg_fs(const char *arg, const char *file_prefix, const char *build_dir,
+			const char *frame_size, char **out, struct pg_err *err);
 
 struct bench_run_spec {
 	const struct bench_def *def;
 	const char *build_dir;		/* absolute */
 	const char *file_prefix;	/* unique per run: EAL's --file-prefix */
+	const char *frame_size;		/* a "fwd" run's {frame_size}, or NULL */
 	const char *log_path;		/* the run's output, appended */
 	/* The sandbox to run in (agent/sandbox.h), or NULL for none; the
 	 * build directory is bound read-only, and dev_paths (e.g.

@@ -12,7 +12,8 @@
  * *_gather() functions touch the system, reading files under `root` ("" or
  * NULL for "/"; tests point it at a fake tree, tests/agent/).  A file that
  * a VM or container lacks (no cpufreq, no SMT control) gives "unknown",
- * never an error: the check describes, it does not refuse to run.
+ * never an error: the check describes, it does not refuse to run (what a
+ * host class demands of these facts is hostgate.h's).
  */
 
 #include <stdbool.h>

@@ -18,9 +18,11 @@
 #include "fsutil.h"
 #include "harness.h"
 #include "hostcheck.h"
+#include "hostgate.h"
 #include "jobspec.h"
 #include "json.h"
 #include "log.h"
+#include "portcheck.h"
 #include "profile.h"
 #include "slots.h"
 #include "timeutil.h"
@@ -36,9 +38,20 @@
 /* A result's detail, and the part of a failed build's log tail in it. */
 #define RUNNER_DETAIL_MAX 8192
 #define RUNNER_DETAIL_TAIL 4096
+#define RUNNER_LOAD_WAITS_MAX 256
 
 static const char *const runner_side_name[RUNNER_SIDES] = { "base", "patched" };
 static const char *const runner_hugepage_dev[] = { "/dev/hugepages", NULL };
+
+/* One of host.ports (lib/jobspec.h): pci and driver, or vdev. */
+struct spec_port {
+	const char *pci, *driver, *vdev;
+	int numa_node;		/* -1 when not set */
+};
+
+/* The device nodes a run may open: /dev/hugepages, and for vfio-pci
+ * ports /dev/vfio/vfio and each port's /dev/vfio/GROUP. */
+#define RUNNER_MAX_DEVS (PROFILE_MAX_PORTS + 3)
 
 /* The job spec, as this runner reads it. */
 struct dpdk_spec {
@@ -58,6 +71,8 @@ struct dpdk_spec {
 	int repetitions;
 	int repetition_base;	/* a follow-up's first repetition number */
 	bool hugepages;		/* host.hugepages: /dev/hugepages in the sandbox */
+	struct spec_port ports[PROFILE_MAX_PORTS];	/* host.ports */
+	size_t n_ports;
 };
 
 /* Everything one job holds. */
@@ -88,6 +103,10 @@ struct dpdk_job {
 	bool slots_sized, slots_size_complete;
 	uint64_t slots_bytes;
 	struct hostcheck host;
+	struct portcheck_port port_facts[PROFILE_MAX_PORTS];	/* spec.ports' PCI ones */
+	size_t n_port_facts;
+	char dev_store[RUNNER_MAX_DEVS][64];
+	const char *dev_paths[RUNNER_MAX_DEVS + 1];	/* NULL-terminated */
 	const struct sandbox_cfg *sandbox;	/* this job's, or NULL: unsandboxed */
 	bool harness_on;	/* subset harness applied on both sides */
 	bool harness_fallback;
@@ -102,6 +121,18 @@ struct dpdk_job {
 	unsigned int quiet_runs, quiet_waited, quiet_busy;
 	int64_t quiet_wait_ms;
 	double quiet_busy_max;
+	/* The host gate (hostgate.h): the class's demands, what the hugepage
+	 * check found, whether the lcores are isolated / nohz_full (-1: the
+	 * host has no such CPUs), and the max_load waits: measured runs
+	 * checked, runs that waited, time waited in all and at most, and the
+	 * runs that waited ({"run", "ms"}, at most RUNNER_LOAD_WAITS_MAX). */
+	struct hostgate_class gate;
+	struct hostgate_huge huge;
+	bool huge_checked;
+	int lcores_isolated, lcores_nohz_full;
+	unsigned int load_runs, load_waited;
+	int64_t load_wait_ms, load_wait_max_ms;
+	cJSON *load_waits;
 	/* Wall-clock milliseconds per stage, for the fingerprint's
 	 * "timings": what a job costs beyond its builds and benchmarks. */
 	int64_t t_start, ms_prepare, ms_fetch, ms_apply, ms_build[RUNNER_SIDES];
@@ -113,6 +144,38 @@ static void spec_release(struct dpdk_spec *s)
 	for (size_t i = 0; i < s->n_bench; i++)
 		bench_def_release(&s->bench[i]);
 	memset(s, 0, sizeof(*s));
+}
+
+/* host.ports; the agent checks the PCI ones against sysfs before the
+ * benchmarks, so the form is checked here as the profile loader does. */
+static int spec_ports(const cJSON *host, struct dpdk_spec *s, struct pg_err *err)
+{
+	const cJSON *arr = NULL, *it;
+
+	if (pg_json_get_array(host, JS_HOST_PORTS, false, &arr, err) < 0)
+		return -1;
+	if (!arr)
+		return 0;
+	if (cJSON_GetArraySize(arr) > PROFILE_MAX_PORTS)
+		return pg_err_set(err, PG_EINVAL, "host.ports: more than %d", PROFILE_MAX_PORTS);
+	cJSON_ArrayForEach(it, arr) {
+		struct spec_port *p = &s->ports[s->n_ports];
+		int64_t node = -1;
+
+		p->numa_node = -1;
+		if (!cJSON_IsObject(it) ||
+		    pg_json_get_string(it, JS_PORT_PCI, false, &p->pci, err) < 0 ||
+		    pg_json_get_string(it, JS_PORT_DRIVER, false, &p->driver, err) < 0 ||
+		    pg_json_get_string(it, JS_PORT_VDEV, false, &p->vdev, err) < 0 ||
+		    pg_json_get_int(it, JS_PORT_NUMA_NODE, false, 0, 1023, &node, err) < 0 ||
+		    !p->pci == !p->vdev || (p->pci && !p->driver) ||
+		    (p->driver && (!*p->driver || strchr(p->driver, '/'))))
+			return pg_err_set(err, PG_EINVAL, "host.ports[%zu]: expected {pci, driver} "
+					  "or {vdev}", s->n_ports);
+		p->numa_node = (int)node;
+		s->n_ports++;
+	}
+	return 0;
 }
 
 static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
@@ -152,6 +215,8 @@ static int spec_read(const cJSON *job, struct dpdk_spec *s, struct pg_err *err)
 		goto fail;
 	s->repetitions = (int)reps;
 	s->repetition_base = (int)rep_base;
+	if (host && spec_ports(host, s, err) < 0)
+		goto fail;
 	if (deps) {
 		cJSON_ArrayForEach(it, deps) {
 			const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, JS_SERIES_MBOX_URL);
@@ -588,22 +653,115 @@ static int job_build(struct dpdk_job *j, int side, struct pg_err *err)
 
 /* Append one run's samples to j->samples. */
 static int job_add_samples(struct dpdk_job *j, const struct bench_def *b, int side, int rep,
-			   const struct bench_output *o)
+			   unsigned frame_size, const struct bench_output *o)
 {
 	for (size_t i = 0; i < o->n; i++) {
 		cJSON *s = cJSON_CreateObject();
+		char sized[BENCH_KEY_MAX + 16];
+		const char *key = o->samples[i].key;
 
+		/* a "fwd" run's keys name its frame size (profile.h) */
+		if (frame_size) {
+			if (profile_fwd_key(frame_size, key, sized, sizeof(sized)) < 0) {
+				cJSON_Delete(s);
+				continue;	/* no such key comes from the parser */
+			}
+			key = sized;
+		}
 		if (!s || !cJSON_AddItemToArray(j->samples, s) ||
 		    !cJSON_AddStringToObject(s, "side", runner_side_name[side]) ||
 		    !cJSON_AddStringToObject(s, "benchmark", b->name) ||
-		    !cJSON_AddStringToObject(s, "metric", o->samples[i].key) ||
+		    !cJSON_AddStringToObject(s, "metric", key) ||
 		    !cJSON_AddNumberToObject(s, "repetition", rep) ||
 		    !cJSON_AddNumberToObject(s, "value", o->samples[i].value) ||
 		    !cJSON_AddStringToObject(s, "unit", o->samples[i].unit ? o->samples[i].unit : "") ||
 		    !cJSON_AddBoolToObject(s, "higher_is_better",
-					   profile_key_higher_is_better(o->samples[i].key)))
+					   profile_key_higher_is_better(key)))
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * The host gate (hostgate.h) before anything is built: the class's
+ * requirements against the host check's facts, and its hugepages.  With
+ * hugepages_only, the hugepage check alone (again before the benchmarks:
+ * a leftover may have taken them meanwhile).  0, or -1 with err saying
+ * why the host is refused (an infra-error).
+ */
+static int job_host_gate(struct dpdk_job *j, bool hugepages_only, struct pg_err *err)
+{
+	char msg[HOSTGATE_MSG_MAX];
+
+	if (!hugepages_only) {
+		if (hostgate_class_from_spec(j->run->job->json, &j->gate, err) < 0)
+			return -1;
+		if (hostgate_require_check(&j->host, &j->gate, msg, sizeof(msg)) != 0) {
+			job_logf(j, "prepare", "%s\n", msg);
+			return pg_err_set(err, PG_EINVAL, "%s", msg);
+		}
+		/* Recorded whether required or not: lcores off the isolated
+		 * CPUs explain a noisy host. */
+		j->lcores_isolated = j->host.isolated[0] && j->gate.lcores ?
+				     hostgate_cpus_within(j->gate.lcores, j->host.isolated) : -1;
+		j->lcores_nohz_full = j->host.nohz_full[0] && j->gate.lcores ?
+				      hostgate_cpus_within(j->gate.lcores, j->host.nohz_full) : -1;
+	}
+	if (hostgate_hugepages_check(NULL, &j->gate, &j->huge, msg, sizeof(msg)) != 0) {
+		job_logf(j, hugepages_only ? "bench" : "prepare", "%s\n", msg);
+		return pg_err_set(err, PG_EINVAL, "%s", msg);
+	}
+	j->huge_checked = j->gate.hugepages;
+	if (j->huge_checked && !hugepages_only)
+		job_logf(j, "prepare", "hugepages: %llu free pages of %llu kB%s, %d MB needed\n",
+			 (unsigned long long)j->huge.free_pages, (unsigned long long)j->huge.page_kb,
+			 j->gate.numa_node >= 0 ? " on the class's node" : "", j->gate.memory_mb);
+	return 0;
+}
+
+/* The max_load wait before a measured run (hostgate.h): a host that
+ * stays busy fails the job.  0, 1 when stopped, -1. */
+static int job_wait_load(struct dpdk_job *j, struct pg_err *err)
+{
+	struct hostgate_proc p = { NULL, runner_ws_stopped, j };
+	struct hostgate_load_src src;
+	struct hostgate_load_wait w;
+	unsigned int cpus = j->host.cpus ? j->host.cpus : 1;
+	char msg[HOSTGATE_MSG_MAX];
+	int r;
+
+	if (!j->gate.has_max_load)
+		return 0;
+	j->load_runs++;
+	hostgate_proc_src(&p, &src);
+	r = hostgate_wait_load(&src, j->gate.max_load, HOSTCHECK_QUIET_LIMIT_CPUS / cpus,
+			       HOSTGATE_POLL_MS, (int64_t)j->gate.max_load_wait_s * 1000, &w, err);
+	if (r)
+		return r;
+	j->load_wait_ms += w.waited_ms;
+	if (w.waited_ms > j->load_wait_max_ms)
+		j->load_wait_max_ms = w.waited_ms;
+	if (w.waited_ms) {
+		cJSON *o;
+
+		j->load_waited++;
+		if (cJSON_GetArraySize(j->load_waits) < RUNNER_LOAD_WAITS_MAX &&
+		    (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(j->load_waits, o) ||
+		     !cJSON_AddNumberToObject(o, "run", j->load_runs) ||
+		     !cJSON_AddNumberToObject(o, "ms", (double)w.waited_ms))) {
+			cJSON_Delete(o);
+			return pg_err_set(err, PG_ENOMEM, "out of memory");
+		}
+	}
+	if (!w.calm) {
+		hostgate_load_reason(&w, j->gate.max_load, HOSTCHECK_QUIET_LIMIT_CPUS, cpus,
+				     j->load_runs, msg, sizeof(msg));
+		job_logf(j, "bench", "== %s\n", msg);
+		return pg_err_set(err, PG_EIO, "%s", msg);
+	}
+	if (w.waited_ms)
+		job_logf(j, "bench", "== waited %.1f s for load %.2f within max_load %g\n",
+			 w.waited_ms / 1000.0, w.load1, j->gate.max_load);
 	return 0;
 }
 
@@ -650,23 +808,25 @@ static int job_wait_quiet(struct dpdk_job *j, struct pg_err *err)
 /* Run benchmark b on one side for repetition rep, or, when warm > 0, as
  * its warm-up run number warm: logged, its samples and failure
  * discarded (the measured runs decide). */
-static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int side, int rep,
-			  int warm, struct pg_err *err)
+static int job_bench_size(struct dpdk_job *j, const struct bench_def *b, int side, int rep,
+			  int warm, unsigned frame_size, struct pg_err *err)
 {
 	struct bench_run_result r;
 	struct bench_run_spec rs;
-	char prefix[64], log_path[PATH_MAX];
+	char prefix[64], log_path[PATH_MAX], fs_text[16], size_tag[24];
 	struct pg_buf text = PG_BUF_INIT(0);
 	int rc = -1, r_q;
 
 	/* EAL's --file-prefix: unique per run, so that a crashed run's
 	 * leftovers never meet the next one. */
-	if (pg_fmt(prefix, sizeof(prefix), "pg%lld_%lld_%s%s%d", (long long)j->run->job->id,
+	if (pg_fmt(fs_text, sizeof(fs_text), "%u", frame_size) < 0 ||
+	    pg_fmt(size_tag, sizeof(size_tag), frame_size ? "-size%u" : "", frame_size) < 0 ||
+	    pg_fmt(prefix, sizeof(prefix), "pg%lld_%lld_%s%s%d%s", (long long)j->run->job->id,
 		   (long long)j->run->job->attempt, side ? "p" : "b", warm ? "w" : "",
-		   warm ? warm : rep) < 0)
+		   warm ? warm : rep, size_tag) < 0)
 		return pg_err_set(err, PG_EINVAL, "EAL file prefix too long");
-	if (pg_fmt(log_path, sizeof(log_path), "%s/bench-%s-%s-%s%d.log", j->job_dir, b->name,
-		   runner_side_name[side], warm ? "warmup" : "", warm ? warm : rep) < 0)
+	if (pg_fmt(log_path, sizeof(log_path), "%s/bench-%s-%s-%s%d%s.log", j->job_dir, b->name,
+		   runner_side_name[side], warm ? "warmup" : "", warm ? warm : rep, size_tag) < 0)
 		return pg_err_set(err, PG_EINVAL, "work_dir: path too long");
 	memset(&rs, 0, sizeof(rs));
 	rs.def = b;
@@ -674,20 +834,22 @@ static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int sid
 	rs.file_prefix = prefix;
 	rs.log_path = log_path;
 	rs.sandbox = j->sandbox;
-	rs.dev_paths = j->spec.hugepages ? runner_hugepage_dev : NULL;
+	rs.dev_paths = j->dev_paths[0] ? j->dev_paths : NULL;
+	rs.frame_size = frame_size ? fs_text : NULL;
 	rs.stop_after_lines = b->subset && j->harness_fallback ?
 			      (b->stop_after_lines ? b->stop_after_lines : j->harness_lines) : 0;
 	rs.stopped = j->run->stopped;
 	rs.arg = j->run->arg;
 	/* (a warm-up is discarded: it need not wait) */
-	if (!warm && (r_q = job_wait_quiet(j, err)) != 0)
+	if (!warm && ((r_q = job_wait_load(j, err)) != 0 || (r_q = job_wait_quiet(j, err)) != 0))
 		return r_q;
 	if (warm)
 		job_logf(j, "bench", "== %s, %s side, warm-up run %d of %d (discarded)\n", b->name,
 			 runner_side_name[side], warm, b->warmup_runs);
 	else
-		job_logf(j, "bench", "== %s, %s side, repetition %d\n", b->name,
-			 runner_side_name[side], rep);
+		job_logf(j, "bench", "== %s, %s side, repetition %d%s%s\n", b->name,
+			 runner_side_name[side], rep, frame_size ? ", frame size " : "",
+			 frame_size ? fs_text : "");
 	if (bench_run_once(&rs, &r, err) < 0)
 		goto out;
 	if (r.stopped) {
@@ -712,12 +874,13 @@ static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int sid
 		rc = 0;
 		goto out_release;
 	}
-	if (job_add_samples(j, b, side, rep, &r.out) < 0) {
+	if (job_add_samples(j, b, side, rep, frame_size, &r.out) < 0) {
 		pg_err_set(err, PG_ENOMEM, "out of memory");
 		goto out_release;
 	}
-	if (!r.ok && pg_buf_printf(&j->failures, "%s%s side, repetition %d: %s",
+	if (!r.ok && pg_buf_printf(&j->failures, "%s%s side, repetition %d%s%s: %s",
 				    j->failures.len ? "; " : "", runner_side_name[side], rep,
+				    frame_size ? ", frame size " : "", frame_size ? fs_text : "",
 				    r.detail) < 0 && errno != E2BIG) {
 		/* Past its bound the first failures say enough: the rest are in
 		 * the bench log; only memory running out is an error. */
@@ -730,6 +893,24 @@ out_release:
 out:
 	pg_buf_release(&text);
 	return rc;
+}
+
+/* Run benchmark b once (see job_bench_size()), or, for a testpmd "fwd"
+ * benchmark, once per frame size in the profile's order: one testpmd per
+ * size, so that each size starts from the same state (mempools, queues)
+ * and a failure at one size leaves the others' results. */
+static int job_bench_once(struct dpdk_job *j, const struct bench_def *b, int side, int rep,
+			  int warm, struct pg_err *err)
+{
+	if (!b->n_frame_sizes)
+		return job_bench_size(j, b, side, rep, warm, 0, err);
+	for (size_t i = 0; i < b->n_frame_sizes; i++) {
+		int r = job_bench_size(j, b, side, rep, warm, b->frame_sizes[i], err);
+
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 /* Every benchmark, interleaved.  0, 1 when stopped, -1. */
@@ -807,6 +988,94 @@ static int job_fingerprint_slot(const struct dpdk_job *j, cJSON *fp)
 	return 0;
 }
 
+/* The host gate's part of the fingerprint: "host_gate" {"lcores",
+ * "lcores_isolated" / "lcores_nohz_full" (when the host has such CPUs),
+ * "hugepages" (when checked)}, and "load_wait" (with max_load).  0 or -1. */
+static int job_fingerprint_gate(struct dpdk_job *j, cJSON *fp)
+{
+	cJSON *g, *m, *o;
+
+	if (!j->gate.lcores)
+		return 0;
+	if (!(g = cJSON_AddObjectToObject(fp, "host_gate")) ||
+	    !cJSON_AddStringToObject(g, "lcores", j->gate.lcores) ||
+	    (j->lcores_isolated >= 0 &&
+	     !cJSON_AddBoolToObject(g, "lcores_isolated", j->lcores_isolated == 1)) ||
+	    (j->lcores_nohz_full >= 0 &&
+	     !cJSON_AddBoolToObject(g, "lcores_nohz_full", j->lcores_nohz_full == 1)))
+		return -1;
+	if (j->huge_checked &&
+	    (!(m = cJSON_AddObjectToObject(g, "hugepages")) ||
+	     !cJSON_AddNumberToObject(m, "page_kb", (double)j->huge.page_kb) ||
+	     !cJSON_AddNumberToObject(m, "free_pages", (double)j->huge.free_pages) ||
+	     !cJSON_AddNumberToObject(m, "need_mb", j->gate.memory_mb) ||
+	     (j->huge.node >= 0 && !cJSON_AddNumberToObject(m, "node", j->huge.node))))
+		return -1;
+	if (!j->gate.has_max_load)
+		return 0;
+	if (!(m = cJSON_AddObjectToObject(fp, "load_wait")) ||
+	    !cJSON_AddNumberToObject(m, "max_load", j->gate.max_load) ||
+	    !cJSON_AddNumberToObject(m, "max_wait_s", j->gate.max_load_wait_s) ||
+	    !cJSON_AddNumberToObject(m, "runs", j->load_runs) ||
+	    !cJSON_AddNumberToObject(m, "waited", j->load_waited) ||
+	    !cJSON_AddNumberToObject(m, "wait_ms", (double)j->load_wait_ms) ||
+	    !cJSON_AddNumberToObject(m, "wait_ms_max", (double)j->load_wait_max_ms) ||
+	    !(o = cJSON_Duplicate(j->load_waits, true)))
+		return -1;
+	if (!cJSON_AddItemToObject(m, "waits", o)) {
+		cJSON_Delete(o);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The class's PCI ports against sysfs (portcheck.h), and the device nodes
+ * the runs may open: /dev/hugepages, and with vfio-pci /dev/vfio/vfio and
+ * each port's IOMMU group.  0 ports as the class says, 1 not (why says
+ * which), -1 (err).
+ */
+static int job_ports(struct dpdk_job *j, char *why, size_t why_len, struct pg_err *err)
+{
+	size_t nd = 0;
+	bool vfio = false;
+
+	if (j->spec.hugepages)
+		j->dev_paths[nd++] = runner_hugepage_dev[0];
+	for (size_t i = 0; i < j->spec.n_ports; i++) {
+		const struct spec_port *p = &j->spec.ports[i];
+		struct portcheck_port *f = &j->port_facts[j->n_port_facts];
+		int r;
+
+		if (!p->pci)
+			continue;	/* a virtual port lives in the run itself */
+		r = portcheck_pci("", p->pci, p->driver, p->numa_node, f, why, why_len);
+		if (r < 0)
+			return pg_err_set(err, PG_EINVAL, "port check: %s", why), -1;
+		j->n_port_facts++;
+		if (r > 0)
+			return 1;
+		if (strcmp(p->driver, "vfio-pci") != 0)
+			continue;
+		if (!vfio) {
+			j->dev_paths[nd++] = "/dev/vfio/vfio";
+			vfio = true;
+		}
+		if (pg_fmt(j->dev_store[nd], sizeof(j->dev_store[nd]), "/dev/vfio/%s",
+			   f->iommu_group) < 0)
+			return pg_err_set(err, PG_EINVAL, "IOMMU group name too long"), -1;
+		/* two ports of one group share the node */
+		for (size_t k = 0; k < nd; k++)
+			if (strcmp(j->dev_paths[k], j->dev_store[nd]) == 0)
+				goto next;
+		j->dev_paths[nd] = j->dev_store[nd];
+		nd++;
+next:;
+	}
+	j->dev_paths[nd] = NULL;
+	return 0;
+}
+
 /* The fingerprint: host facts, host check, DPDK, builds, apply. */
 static cJSON *job_fingerprint(struct dpdk_job *j)
 {
@@ -864,6 +1133,32 @@ static cJSON *job_fingerprint(struct dpdk_job *j)
 	     !cJSON_AddNumberToObject(m, "busy_cpus_max",
 				      (double)(int)(j->quiet_busy_max * 100) / 100)))
 		goto fail;
+	if (job_fingerprint_gate(j, fp) < 0)
+		goto fail;
+	if (j->spec.n_ports) {
+		cJSON *arr = cJSON_AddArrayToObject(fp, "ports");
+		size_t f = 0;
+
+		if (!arr)
+			goto fail;
+		for (size_t i = 0; i < j->spec.n_ports; i++) {
+			const struct spec_port *p = &j->spec.ports[i];
+
+			if (p->pci && f < j->n_port_facts)
+				o = portcheck_to_json(&j->port_facts[f++]);
+			else if (p->vdev && (o = cJSON_CreateObject()) &&
+				 !cJSON_AddStringToObject(o, "vdev", p->vdev)) {
+				cJSON_Delete(o);
+				o = NULL;
+			} else if (p->pci) {
+				continue;	/* not checked: the job ended before */
+			}
+			if (!o || !cJSON_AddItemToArray(arr, o)) {
+				cJSON_Delete(o);
+				goto fail;
+			}
+		}
+	}
 	if (!(m = cJSON_AddObjectToObject(fp, "apply")) ||
 	    !cJSON_AddNumberToObject(m, "applied", (double)j->n_applied) ||
 	    !cJSON_AddNumberToObject(m, "exact", (double)j->n_method[PG_APPLY_EXACT]) ||
@@ -922,6 +1217,7 @@ static void job_release(struct dpdk_job *j)
 	pg_apply_result_release(&j->apply);
 	cJSON_Delete(j->samples);
 	cJSON_Delete(j->warnings);
+	cJSON_Delete(j->load_waits);
 	pg_buf_release(&j->failures);
 }
 
@@ -962,7 +1258,9 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	j.t_start = pg_time_mono_ms();
 	t = j.t_start;
 	pg_buf_init(&j.failures, 8192);
-	if (!(j.samples = cJSON_CreateArray()) || !(j.warnings = cJSON_CreateArray()))
+	j.lcores_isolated = j.lcores_nohz_full = -1;
+	if (!(j.samples = cJSON_CreateArray()) || !(j.warnings = cJSON_CreateArray()) ||
+	    !(j.load_waits = cJSON_CreateArray()))
 		goto nomem;
 	if (spec_read(run->job->json, &j.spec, &jerr) < 0) {
 		outcome = AGENT_OUTCOME_INFRA;
@@ -994,6 +1292,35 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 		 "turbo %s, SMT %s, load %.2f, compiler %s\n", PG_VERSION, run->facts->hostname,
 		 run->facts->cpu.model, run->facts->kernel, j.host.governor, j.host.turbo,
 		 j.host.smt, j.host.load1, j.host.compiler);
+	/* Refuse a host the class cannot use before anything is fetched or
+	 * built. */
+	if (job_host_gate(&j, false, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
+	/* The ports as the class says, before hours of building: a port
+	 * bound to the wrong driver is the lab's to fix, not the series'. */
+	{
+		char why[256];
+
+		r = job_ports(&j, why, sizeof(why), &jerr);
+		if (r < 0) {
+			outcome = AGENT_OUTCOME_INFRA;
+			goto result;
+		}
+		if (r > 0) {
+			outcome = AGENT_OUTCOME_INFRA;
+			if (pg_buf_printf(&detail, "port check: %s", why) < 0)
+				goto nomem;
+			job_logf(&j, "prepare", "port check failed: %s\n", why);
+			goto result;
+		}
+		for (size_t i = 0; i < j.n_port_facts; i++)
+			job_logf(&j, "prepare", "port %s: driver %s, NUMA node %d, IOMMU group "
+				 "%s, link %ld Mb/s\n", j.port_facts[i].pci, j.port_facts[i].driver,
+				 j.port_facts[i].numa_node, j.port_facts[i].iommu_group[0] ?
+				 j.port_facts[i].iommu_group : "-", j.port_facts[i].speed_mbps);
+	}
 	{
 		struct ws_sync_opts o = { 0, run->stopped, run->arg };
 
@@ -1134,6 +1461,10 @@ int agent_runner_dpdk(const struct agent_run *run, struct agent_result *res,
 	hostcheck_compiler("cc", j.host.compiler, sizeof(j.host.compiler));
 	if (j.host.busy && job_warn(&j, j.host.warning) < 0)
 		goto nomem;
+	if (job_host_gate(&j, true, &jerr) < 0) {
+		outcome = AGENT_OUTCOME_INFRA;
+		goto result;
+	}
 	t = pg_time_mono_ms();
 	r = job_benchmarks(&j, &jerr);
 	j.ms_bench_wall = pg_time_mono_ms() - t;

@@ -16,6 +16,7 @@
  * hold (profiles refuse control characters); see expand_args(). */
 #define MARK_FILE_PREFIX "\x01"
 #define MARK_BUILD_DIR "\x02"
+#define MARK_FRAME_SIZE "\x03"
 
 /* cJSON's Add helpers return NULL when out of memory: fold into bools. */
 static bool add_str(cJSON *o, const char *k, const char *v)
@@ -95,6 +96,7 @@ static int expand_args(const struct profile_benchmark *b, const struct profile_h
 	const struct profile_run_vars vars = {
 		.file_prefix = MARK_FILE_PREFIX,
 		.build_dir = MARK_BUILD_DIR,
+		.frame_size = MARK_FRAME_SIZE,
 	};
 	struct pg_buf arg = PG_BUF_INIT(64 * 1024);
 	char **argv = NULL;
@@ -113,6 +115,8 @@ static int expand_args(const struct profile_benchmark *b, const struct profile_h
 				r = pg_buf_adds(&arg, JS_ARG_FILE_PREFIX);
 			else if (*c == MARK_BUILD_DIR[0])
 				r = pg_buf_adds(&arg, JS_ARG_BUILD_DIR);
+			else if (*c == MARK_FRAME_SIZE[0])
+				r = pg_buf_adds(&arg, JS_ARG_FRAME_SIZE);
 			else if (*c == '{')
 				r = pg_buf_adds(&arg, "{{");
 			else if (*c == '}')
@@ -172,6 +176,9 @@ static int add_benchmark(cJSON *arr, const struct profile_benchmark *b,
 		    !add_num(sub, JS_SUBSET_TIME_S, s->time_s))
 			goto nomem;
 	}
+	if (b->has_fwd &&
+	    !add_uints(o, JS_BENCH_FRAME_SIZES, b->fwd.frame_sizes, b->fwd.n_frame_sizes))
+		goto nomem;
 	return 0;
 nomem:
 	return pg_err_set(err, PG_ENOMEM, "benchmark '%s': out of memory", b->name);
@@ -210,6 +217,28 @@ out:
 	return rc;
 }
 
+/* The class's quiet-host gating and requirements (agent/hostgate.h reads
+ * them): max_load with its bound, require with the members set.  false
+ * when out of memory. */
+static bool add_host_quiet(cJSON *h, const struct profile_host_class *hc)
+{
+	const struct profile_host_require *rq = &hc->require;
+	cJSON *r;
+
+	if (hc->has_max_load &&
+	    (!add_num(h, JS_HOST_MAX_LOAD, hc->max_load) ||
+	     !add_num(h, JS_HOST_MAX_LOAD_WAIT_S, hc->max_load_wait_s)))
+		return false;
+	if (!hc->has_require)
+		return true;
+	return (r = cJSON_AddObjectToObject(h, JS_HOST_REQUIRE)) &&
+	       (!rq->governor || add_str(r, JS_REQ_GOVERNOR, rq->governor)) &&
+	       (!rq->turbo || add_str(r, JS_REQ_TURBO, rq->turbo)) &&
+	       (!rq->smt || add_str(r, JS_REQ_SMT, rq->smt)) &&
+	       (!rq->isolated_cpus || cJSON_AddBoolToObject(r, JS_REQ_ISOLATED_CPUS, true)) &&
+	       (!rq->nohz_full || cJSON_AddBoolToObject(r, JS_REQ_NOHZ_FULL, true));
+}
+
 static int add_host(cJSON *spec, const struct profile_host_class *hc, struct pg_err *err)
 {
 	cJSON *h = cJSON_AddObjectToObject(spec, JS_HOST);
@@ -217,9 +246,39 @@ static int add_host(cJSON *spec, const struct profile_host_class *hc, struct pg_
 	if (!h || !add_kv(h, JS_HOST_LABELS, hc->labels, hc->n_labels) ||
 	    !add_str(h, JS_HOST_LCORES, hc->lcores) || !add_num(h, JS_HOST_MEMORY_MB, hc->memory_mb) ||
 	    !cJSON_AddBoolToObject(h, JS_HOST_HUGEPAGES, hc->hugepages) ||
-	    (hc->numa_node >= 0 && !add_num(h, JS_HOST_NUMA_NODE, hc->numa_node)))
+	    (hc->numa_node >= 0 && !add_num(h, JS_HOST_NUMA_NODE, hc->numa_node)) ||
+	    !add_host_quiet(h, hc))
 		return pg_err_set(err, PG_ENOMEM, "host class '%s': out of memory", hc->name);
 	return 0;
+}
+
+/* The class's ports, for the agent's checks (agent/portcheck.h). */
+static int add_host_ports(cJSON *spec, const struct profile_host_class *hc,
+			  struct pg_err *err)
+{
+	cJSON *h = cJSON_GetObjectItemCaseSensitive(spec, JS_HOST), *arr;
+
+	if (!hc->n_ports)
+		return 0;
+	if (!h || !(arr = cJSON_AddArrayToObject(h, JS_HOST_PORTS)))
+		goto nomem;
+	for (size_t i = 0; i < hc->n_ports; i++) {
+		const struct profile_port *pt = &hc->ports[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			goto nomem;
+		}
+		if ((pt->pci && (!add_str(o, JS_PORT_PCI, pt->pci) ||
+				 !add_str(o, JS_PORT_DRIVER, pt->driver))) ||
+		    (pt->numa_node >= 0 && !add_num(o, JS_PORT_NUMA_NODE, pt->numa_node)) ||
+		    (pt->vdev && !add_str(o, JS_PORT_VDEV, pt->vdev)))
+			goto nomem;
+	}
+	return 0;
+nomem:
+	return pg_err_set(err, PG_ENOMEM, "host class '%s': out of memory", hc->name);
 }
 
 static int add_series(cJSON *spec, const struct pass *p, const struct series_info *si,
@@ -301,7 +360,8 @@ int planner_job_spec(const struct pass *p, const struct series_info *si,
 		    !cJSON_AddArrayToObject(spec, JS_DEPENDS_ON))
 			goto nomem;
 	}
-	if (add_build(spec, g, bm, hc, err) < 0 || add_host(spec, hc, err) < 0)
+	if (add_build(spec, g, bm, hc, err) < 0 || add_host(spec, hc, err) < 0 ||
+	    add_host_ports(spec, hc, err) < 0)
 		goto out;
 	if (!(benches = cJSON_AddArrayToObject(spec, JS_BENCHMARKS)))
 		goto nomem;

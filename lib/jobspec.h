@@ -60,7 +60,14 @@
  *     "host": {
  *       "labels": {"vendor": "intel", "arch": "x86_64"},
  *       "lcores": "2-5", "memory_mb": 2048, "hugepages": true,
- *       "numa_node": 0                  only when set
+ *       "numa_node": 0,                 only when set
+ *       "max_load": 2.0,                only when set, and then
+ *       "max_load_wait_s": 300,         always (agent/hostgate.h)
+ *       "require": {"governor": "performance", "turbo": "off",
+ *                   "smt": "off", "isolated_cpus": true,
+ *                   "nohz_full": true}  only when the class has one, with
+ *                                       the members it sets (false ones
+ *                                       left out)
  *     },
  *     "benchmarks": [                   in the context's order
  *       {
@@ -97,7 +104,8 @@
  *
  * "args" are the profile's arguments expanded for the host class
  * ({lcores}, {memory_mb}, {duration_s}, and {mem_args} as the two or
- * three arguments "-m N" or "--no-huge -m N") except for the two values
+ * three arguments "-m N", "--socket-mem 0,..,N" or "--no-huge -m N":
+ * lib/profile.h) except for the two values
  * only the agent knows, which stay as placeholders: {file_prefix} (EAL
  * --file-prefix, unique per run) and {build_dir} (the absolute build
  * directory).  So that the agent's expansion is unambiguous, a literal
@@ -173,6 +181,16 @@
 #define JS_HOST_MEMORY_MB "memory_mb"	/* number */
 #define JS_HOST_HUGEPAGES "hugepages"	/* bool */
 #define JS_HOST_NUMA_NODE "numa_node"	/* number, only when set */
+#define JS_HOST_MAX_LOAD "max_load"	/* number, only when set */
+#define JS_HOST_MAX_LOAD_WAIT_S "max_load_wait_s"	/* number, with max_load */
+#define JS_HOST_REQUIRE "require"	/* object: JS_REQ_*, only when set */
+
+/* JS_HOST_REQUIRE: each member only when the class requires it */
+#define JS_REQ_GOVERNOR "governor"	/* string */
+#define JS_REQ_TURBO "turbo"		/* string: "on" or "off" */
+#define JS_REQ_SMT "smt"		/* string: "on" or "off" */
+#define JS_REQ_ISOLATED_CPUS "isolated_cpus"	/* bool: true */
+#define JS_REQ_NOHZ_FULL "nohz_full"	/* bool: true */
 
 /* JS_BENCHMARKS items */
 #define JS_BENCH_NAME "name"		/* string */
@@ -210,5 +228,20 @@
 /* The placeholders of JS_BENCH_ARGS that only the agent can fill. */
 #define JS_ARG_FILE_PREFIX "{file_prefix}"
 #define JS_ARG_BUILD_DIR "{build_dir}"
+/* A benchmark with JS_BENCH_FRAME_SIZES: the frame size of the run. */
+#define JS_ARG_FRAME_SIZE "{frame_size}"
+
+/* Ports (a host class's "ports", profile.h): JS_HOST_PORTS holds one
+ * object per port, {"pci": ADDR, "driver": NAME[, "numa_node": N]} or
+ * {"vdev": VALUE}, in the class's order; only when the class has ports.
+ * A testpmd benchmark with "fwd" carries JS_BENCH_FRAME_SIZES: the agent
+ * runs it once per size (replacing JS_ARG_FRAME_SIZE) and keys the
+ * results with profile_fwd_key(). */
+#define JS_HOST_PORTS "ports"		/* array of objects: JS_PORT_* */
+#define JS_PORT_PCI "pci"		/* string */
+#define JS_PORT_DRIVER "driver"		/* string, with JS_PORT_PCI */
+#define JS_PORT_NUMA_NODE "numa_node"	/* number, only when set */
+#define JS_PORT_VDEV "vdev"		/* string */
+#define JS_BENCH_FRAME_SIZES "frame_sizes"	/* array of numbers */
 
 #endif

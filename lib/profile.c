@@ -4,7 +4,7 @@
  * keys, meson options per DPDK version, benchmark argument expansion, and
  * freeing it (the loader is in profile_load.c).
  */
-#include "profile.h"
+#include "profile_int.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -422,13 +422,103 @@ static int argv_push(char ***argv, size_t *argc, size_t *cap, char *s)
 	return 0;
 }
 
+/*
+ * {mem_args}: "--no-huge -m N" without hugepages; with hugepages on a
+ * class's numa_node, "--socket-mem" with N at that node and 0 before it,
+ * so that EAL takes the memory where the lcores are (-m would take it
+ * from any node); else "-m N".  0 or -1 (out of memory).
+ */
+static int mem_args_push(const struct profile_host_class *hc, char ***argv, size_t *argc,
+			 size_t *cap)
+{
+	struct pg_buf sm = PG_BUF_INIT(ARG_MAX_LEN);
+	char mem[32];
+	int rc = -1;
+
+	if (pg_fmt(mem, sizeof(mem), "%d", hc->memory_mb) < 0)
+		goto out;
+	if (hc->hugepages && hc->numa_node >= 0) {
+		for (int n = 0; n < hc->numa_node; n++)
+			if (pg_buf_printf(&sm, "0,") < 0)
+				goto out;
+		if (pg_buf_printf(&sm, "%s", mem) < 0 ||
+		    argv_push(argv, argc, cap, strdup("--socket-mem")) < 0 ||
+		    argv_push(argv, argc, cap, pg_buf_detach(&sm, NULL)) < 0)
+			goto out;
+		rc = 0;
+		goto out;
+	}
+	if ((!hc->hugepages && argv_push(argv, argc, cap, strdup("--no-huge")) < 0) ||
+	    argv_push(argv, argc, cap, strdup("-m")) < 0 ||
+	    argv_push(argv, argc, cap, strdup(mem)) < 0)
+		goto out;
+	rc = 0;
+out:
+	pg_buf_release(&sm);
+	return rc;
+}
+
+/* Insert argument s at position at of *argv (NULL-terminated). */
+static int argv_insert(char ***argv, size_t *argc, size_t *cap, size_t at, char *s)
+{
+	if (argv_push(argv, argc, cap, s) < 0)
+		return -1;
+	memmove(&(*argv)[at + 1], &(*argv)[at], (*argc - 1 - at) * sizeof(**argv));
+	(*argv)[at] = s;
+	return 0;
+}
+
+/*
+ * A "fwd" benchmark: the class's ports before the args' "--" (added when
+ * missing), the forwarding arguments at the end.  A virtual class also
+ * gets --no-pci, so that EAL never probes (and takes) a NIC of the host
+ * that the class did not name.  -1 when out of memory.
+ */
+static int fwd_splice(const struct profile_benchmark *b, const struct profile_host_class *hc,
+		      const char *frame_size, char ***argv, size_t *argc, size_t *cap)
+{
+	struct pg_buf fa = PG_BUF_INIT(ARG_MAX_LEN);
+	size_t at = 0;
+	int rc = -1;
+
+	while (at < *argc && strcmp((*argv)[at], "--") != 0)
+		at++;
+	if (at == *argc && argv_push(argv, argc, cap, strdup("--")) < 0)
+		goto out;
+	for (size_t i = 0; i < hc->n_ports; i++) {
+		const struct profile_port *pt = &hc->ports[i];
+
+		if (pt->pci) {
+			if (argv_insert(argv, argc, cap, at++, strdup("-a")) < 0 ||
+			    argv_insert(argv, argc, cap, at++, strdup(pt->pci)) < 0)
+				goto out;
+		} else if (pg_buf_printf(&fa, "--vdev=%s", pt->vdev) < 0 ||
+			   argv_insert(argv, argc, cap, at++, pg_buf_detach(&fa, NULL)) < 0) {
+			goto out;
+		}
+	}
+	if (hc->n_ports && !hc->ports[0].pci &&
+	    argv_insert(argv, argc, cap, at++, strdup("--no-pci")) < 0)
+		goto out;
+	pg_buf_reset(&fa);
+	if (profile_fwd_args(&b->fwd, hc->n_ports, frame_size, &fa) < 0)
+		goto out;
+	for (size_t off = 0; off < fa.len; off += strlen(fa.data + off) + 1)
+		if (argv_push(argv, argc, cap, strdup(fa.data + off)) < 0)
+			goto out;
+	rc = 0;
+out:
+	pg_buf_release(&fa);
+	return rc;
+}
+
 int profile_benchmark_argv(const struct profile_benchmark *b,
 			   const struct profile_host_class *hc,
 			   const struct profile_run_vars *vars,
 			   char ***argv, size_t *argc, struct pg_err *err)
 {
 	struct expand_ctx x = { b, hc, vars, PG_BUF_INIT(ARG_MAX_LEN), NULL };
-	char msg[256], mem[32];
+	char msg[256];
 	size_t cap = 0;
 	int rc = -1;
 
@@ -439,11 +529,7 @@ int profile_benchmark_argv(const struct profile_benchmark *b,
 	cap = 1;
 	for (size_t i = 0; i < b->n_args; i++) {
 		if (strcmp(b->args[i], "{mem_args}") == 0) {
-			if (pg_fmt(mem, sizeof(mem), "%d", hc->memory_mb) < 0 ||
-			    (!hc->hugepages &&
-			     argv_push(argv, argc, &cap, strdup("--no-huge")) < 0) ||
-			    argv_push(argv, argc, &cap, strdup("-m")) < 0 ||
-			    argv_push(argv, argc, &cap, strdup(mem)) < 0)
+			if (mem_args_push(hc, argv, argc, &cap) < 0)
 				goto nomem;
 			continue;
 		}
@@ -457,6 +543,15 @@ int profile_benchmark_argv(const struct profile_benchmark *b,
 			goto nomem;
 		}
 		if (argv_push(argv, argc, &cap, pg_buf_detach(&x.out, NULL)) < 0)
+			goto nomem;
+	}
+	if (b->has_fwd) {
+		if (!vars || !vars->frame_size) {
+			pg_err_set(err, PG_EINVAL, "benchmark '%s': fwd needs a frame size, which "
+				   "the run did not provide", b->name);
+			goto out;
+		}
+		if (fwd_splice(b, hc, vars->frame_size, argv, argc, &cap) < 0)
 			goto nomem;
 	}
 	rc = 0;
@@ -549,6 +644,10 @@ void profile_set_free(struct profile_set *ps)
 		free_kv(hc->labels, hc->n_labels);
 		free(hc->lcores);
 		free(hc->lcore_ids);
+		free(hc->require.governor);
+		free(hc->require.turbo);
+		free(hc->require.smt);
+		profile_free_ports(hc);
 		free_kv(hc->meson_options, hc->n_meson_options);
 	}
 	free(ps->host_classes);
@@ -581,6 +680,7 @@ void profile_set_free(struct profile_set *ps)
 		free(b->subset.bulk);
 		free(b->subset.keep);
 		free(b->subset.constant_n);
+		free(b->fwd.frame_sizes);
 	}
 	free(ps->benchmarks);
 	for (size_t i = 0; i < ps->n_contexts; i++) {

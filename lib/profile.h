@@ -13,7 +13,8 @@
  *   "trees"         git trees: url, default_branch, branches
  *   "tree_rules"    an ARRAY, first match wins: paths, subject_tags, tree, branch
  *   "default_tree"  a tree name (a string, see "Tree selection" below)
- *   "host_classes"  labels, lcores, memory_mb, hugepages, numa_node, max_load
+ *   "host_classes"  labels, lcores, memory_mb, hugepages, numa_node, max_load,
+ *                   max_load_wait_s, require
  *   "build_modes"   buildtype, meson_options, c_args, meson_options_by_version
  *   "benchmarks"    program, args, env, stdin, duration_s, parser, gate,
  *                   timeout_s, stop_after_lines, mode, subset
@@ -55,9 +56,37 @@
  *   memory_mb       64..1048576, passed as -m
  *   hugepages       false runs DPDK with --no-huge (a different baseline)
  *   numa_node       optional, >= 0: the node of the lcores and the memory
- *   max_load        optional, > 0: 1-minute load average above which the
- *                   host counts as busy (someone else is using it): its
- *                   agent takes no job until the load has come down
+ *                   (with hugepages, {mem_args} asks EAL for the memory there)
+ *   max_load        optional, (0, 1e6]: 1-minute load average above which
+ *                   the host counts as busy.  Before each measured run the
+ *                   agent polls until the load is at most max_load and the
+ *                   other work of the quiet check's window is at most
+ *                   HOSTCHECK_QUIET_LIMIT_CPUS (agent/hostgate.h); a host
+ *                   that stays busy for max_load_wait_s fails the job as
+ *                   infra-error ("host busy: load 3.20 over max_load 1.0
+ *                   for 300 s before run 4").  The agent still takes jobs
+ *                   while busy (it waits inside the job, where the wait is
+ *                   recorded).  The load average counts the agent's own
+ *                   work too (the build, the previous run's lcores, which
+ *                   weigh in it for about a minute): leave room for them.
+ *                   Without max_load nothing waits on the load.
+ *   max_load_wait_s optional, 1..86400, default PROFILE_MAX_LOAD_WAIT_S:
+ *                   the longest wait before one run; only with max_load
+ *   require         optional object, every member optional: facts of the
+ *                   agent's host check that the host must show, else the
+ *                   job fails as infra-error before anything is built
+ *                   ("host does not meet host class intel: governor is
+ *                   powersave, the class requires performance"):
+ *                   governor       a scaling governor, e.g. "performance"
+ *                                  (every CPU's; "none" without cpufreq)
+ *                   turbo          "on" or "off"
+ *                   smt            "on" or "off" ("off" is met by SMT
+ *                                  control off, forceoff, notsupported or
+ *                                  notimplemented)
+ *                   isolated_cpus  true: every lcore of the class is in
+ *                                  /sys/devices/system/cpu/isolated
+ *                   nohz_full      true: every lcore is in nohz_full
+ *                   false (the default) requires nothing
  *   meson_options   {option: value}, default {}: the class's build
  *                   options, merged over every build mode's (see
  *                   "Per-class build options" below)
@@ -82,8 +111,9 @@
  *   args            default []; may use the placeholders {lcores},
  *                   {memory_mb}, {mem_args}, {file_prefix}, {build_dir} and
  *                   {duration_s} ({{ and }} for literal braces); {mem_args}
- *                   must be a whole argument and expands to the two or three
- *                   arguments "-m N" or "--no-huge -m N" (host class);
+ *                   must be a whole argument and expands to "--no-huge -m N"
+ *                   (hugepages false), "--socket-mem 0,..,0,N" (N at the
+ *                   class's numa_node) or else "-m N" (host class);
  *                   {duration_s} needs duration_s
  *   env             {NAME: value}, default {}; values are literal
  *   stdin           "null" (default: </dev/null) or "hold": keep stdin open
@@ -124,6 +154,27 @@
  *                   and the patched side before building, which keeps the
  *                   two sides comparable; the user-owned-cache and
  *                   default-ops sections are not run in subset mode.
+ *
+ * host_classes.NAME.ports   optional, 1..PROFILE_MAX_PORTS, in the
+ *                   order DPDK numbers them; all PCI or all virtual:
+ *   pci             "0000:3b:00.0" (sysfs's spelling, lower-case hex),
+ *                   with driver (required: the kernel driver the agent
+ *                   requires, e.g. "vfio-pci") and numa_node (optional)
+ *   vdev            a virtual port: EAL's --vdev value, "net_NAME[,k=v]"
+ *
+ * benchmarks.NAME.fwd   optional, parser testpmd with stdin "hold" only:
+ *                   testpmd forwarding over the host class's ports, which
+ *                   every context running it must have, with lcores for
+ *                   cores_per_port x ports + the main lcore.  Members:
+ *                   mode (io, mac, macswap, flowgen, txonly, rxonly;
+ *                   default io), frame_sizes (PROFILE_FRAME_MIN..MAX, at
+ *                   most PROFILE_MAX_FRAME_SIZES, default [64]: one run
+ *                   per size), rxd, txd (32..65536, default 512), queues
+ *                   (1..64, default 1), cores_per_port (1..queues,
+ *                   default 1).  args then hold EAL options, optionally
+ *                   "--" and testpmd options, but nothing the ports or
+ *                   fwd set (profile_benchmark_argv() adds those).  The
+ *                   result keys carry the frame size: profile_fwd_key().
  *
  * contexts.NAME     NAME is the Patchwork check context: a slug of
  *                   [-a-zA-Z0-9_], at most 255 bytes (Patchwork rejects '/')
@@ -218,6 +269,9 @@
  *     portN.rx_pps, portN.tx_pps, portN.rx_bps, portN.tx_bps
  *                                 the last "Throughput" block per port
  *                                 (only with --stats-period)
+ *   A benchmark with "fwd" runs once per frame size S and its keys carry
+ *   it after their first component: fwd.sizeS.rx_pps,
+ *   fwd.sizeS.cycles_per_pkt, portN.sizeS.rx_pps, ...
  */
 
 #include <stdbool.h>
@@ -225,6 +279,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "buf.h"
 #include "err.h"
 
 #define PROFILE_MAX_FILE_SIZE (1024 * 1024)	/* bytes per profile file */
@@ -235,6 +290,14 @@
 #define PROFILE_WARMUP_MAX 10		/* a benchmark's warmup_runs */
 #define PROFILE_MAX_LCORE 1023		/* highest lcore id in a core list */
 #define PROFILE_MAX_SUBSET 1024		/* mempool configurations per subset */
+#define PROFILE_MAX_LOAD_WAIT_S 300	/* default max_load_wait_s: five minutes,
+					 * long enough for a build's load to
+					 * decay, short enough to free a host
+					 * someone else took */
+#define PROFILE_MAX_PORTS 16		/* ports per host class */
+#define PROFILE_MAX_FRAME_SIZES 8	/* frame sizes per testpmd "fwd" */
+#define PROFILE_FRAME_MIN 64		/* frame sizes, bytes with the CRC */
+#define PROFILE_FRAME_MAX 1518
 
 struct profile_kv {
 	char *key;
@@ -262,6 +325,24 @@ struct profile_tree_rule {
 	char *branch;			/* filled in: never NULL */
 };
 
+/* host_classes.NAME.require: absent members require nothing. */
+struct profile_host_require {
+	char *governor;			/* NULL: any */
+	char *turbo;			/* "on", "off", or NULL: any */
+	char *smt;			/* "on", "off", or NULL: any */
+	bool isolated_cpus;		/* every lcore in the isolated set */
+	bool nohz_full;			/* every lcore in nohz_full */
+};
+
+/* One port of a host class (profile_ports.c): a PCI device or a virtual
+ * one, never both; a class's ports are all of one kind. */
+struct profile_port {
+	char *pci;			/* "DDDD:BB:DD.F", or NULL (virtual) */
+	char *driver;			/* PCI: the kernel driver it must be bound to */
+	int numa_node;			/* PCI: -1 when not set */
+	char *vdev;			/* virtual: EAL --vdev value, or NULL */
+};
+
 struct profile_host_class {
 	char *name;
 	const char *file;
@@ -276,6 +357,11 @@ struct profile_host_class {
 	int numa_node;			/* -1 when not set */
 	bool has_max_load;
 	double max_load;
+	int max_load_wait_s;		/* PROFILE_MAX_LOAD_WAIT_S when not set */
+	bool has_require;		/* a "require" object was given */
+	struct profile_host_require require;
+	struct profile_port *ports;	/* in the order written; NULL when none */
+	size_t n_ports;
 	/* Build options of the class (see "Per-class build options"). */
 	struct profile_kv *meson_options;	/* sorted by key; may be empty */
 	size_t n_meson_options;
@@ -329,6 +415,25 @@ struct profile_mempool_subset {
 	unsigned time_s;
 };
 
+enum profile_fwd_mode {
+	PROFILE_FWD_IO,
+	PROFILE_FWD_MAC,
+	PROFILE_FWD_MACSWAP,
+	PROFILE_FWD_FLOWGEN,
+	PROFILE_FWD_TXONLY,
+	PROFILE_FWD_RXONLY,
+};
+
+/* A testpmd benchmark on the host class's ports (benchmarks.NAME.fwd). */
+struct profile_fwd {
+	enum profile_fwd_mode mode;
+	unsigned *frame_sizes;		/* ascending, distinct, >= 1 */
+	size_t n_frame_sizes;
+	int rxd, txd;			/* descriptors per queue */
+	int queues;			/* RX and TX queues per port */
+	int cores_per_port;		/* forwarding lcores per port */
+};
+
 struct profile_benchmark {
 	char *name;
 	const char *file;
@@ -349,6 +454,8 @@ struct profile_benchmark {
 	enum profile_mode mode;		/* meaningful for mempool_perf only */
 	bool has_subset;		/* mempool_perf in mode subset */
 	struct profile_mempool_subset subset;
+	bool has_fwd;			/* testpmd on the host class's ports */
+	struct profile_fwd fwd;
 };
 
 enum profile_post_to {
@@ -520,12 +627,17 @@ int profile_arg_check(const char *arg, bool *uses_duration, char *msg, size_t ms
 struct profile_run_vars {
 	const char *file_prefix;	/* EAL --file-prefix, unique per run */
 	const char *build_dir;		/* absolute build directory */
+	const char *frame_size;		/* a "fwd" benchmark's run: --txpkts= */
 };
 
 /*
  * Expand b's args for host class hc: {lcores}, {memory_mb}, {mem_args}
- * (as two or three arguments), {duration_s}, {file_prefix}, {build_dir},
- * and {{ / }}.  *argv is a malloc'd, NULL-terminated vector of *argc
+ * (as two or three arguments, see "args" above), {duration_s}, {file_prefix}, {build_dir},
+ * and {{ / }}.  For a benchmark with "fwd", the port arguments of hc
+ * ("-a PCI" per PCI port, "--vdev=VDEV" per virtual one) go before the
+ * args' "--" (one is added when there is none) and the forwarding
+ * arguments (profile_fwd_args()) after everything; vars->frame_size is
+ * then needed.  *argv is a malloc'd, NULL-terminated vector of *argc
  * malloc'd strings, without the program; free it with profile_argv_free().
  * Returns 0 or -1 (PG_ENOMEM, or PG_EINVAL if vars lacks a value that an
  * argument needs).
@@ -534,6 +646,30 @@ int profile_benchmark_argv(const struct profile_benchmark *b,
 			   const struct profile_host_class *hc,
 			   const struct profile_run_vars *vars,
 			   char ***argv, size_t *argc, struct pg_err *err);
+
+/*
+ * The testpmd arguments of a "fwd" benchmark for a class of n_ports
+ * ports, frame size frame_size (as text), in this order:
+ * --forward-mode=M --rxq=Q --txq=Q --rxd=N --txd=N --nb-cores=C*P
+ * --txpkts=S --record-core-cycles, then --port-topology=loop for a
+ * single port, then --tx-first for io, mac and macswap (the first burst
+ * is what loops between cabled ports, or through a net_ring port).
+ * Each argument is appended to out as a NUL-terminated string; returns 0
+ * or -1 (out's cap).
+ */
+int profile_fwd_args(const struct profile_fwd *f, size_t n_ports, const char *frame_size,
+		     struct pg_buf *out);
+
+/*
+ * The result key of a "fwd" benchmark's run at frame_size: key with
+ * ".sizeN" after its first component, "fwd.rx_pps" -> "fwd.size64.rx_pps",
+ * "port0.rx_pps" -> "port0.size64.rx_pps".  Returns 0, or -1 when key has
+ * no '.' or out (len bytes) is too small.
+ */
+int profile_fwd_key(unsigned frame_size, const char *key, char *out, size_t len);
+
+/* "io", "mac", ... as written in profiles. */
+const char *profile_fwd_mode_name(enum profile_fwd_mode m);
 
 /* Free a vector from profile_benchmark_argv().  NULL-safe. */
 void profile_argv_free(char **argv, size_t argc);

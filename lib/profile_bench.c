@@ -117,6 +117,8 @@ static bool gate_can_match(const struct profile_benchmark *b, const char *patter
 	size_t lit, total;
 	int n;
 
+	if (b->has_fwd)
+		return profile_fwd_gate_can_match(b, pattern, testpmd_keys, testpmd_port_keys);
 	if (b->parser == PROFILE_PARSER_TESTPMD) {
 		for (size_t i = 0; testpmd_keys[i]; i++)
 			if (fnmatch(pattern, testpmd_keys[i], 0) == 0)
@@ -189,6 +191,12 @@ static int check_benchmark(struct profile_loader *ld, const char *path,
 	for (size_t i = 0; i < b->n_gate; i++) {
 		if (gate_can_match(b, b->gate[i]))
 			continue;
+		if (b->has_fwd)
+			return profile_fail_idx(ld, gpath, i,
+						"'%s' matches no key of the testpmd parser at "
+						"the frame sizes of fwd (fwd.size%u.rx_pps, "
+						"fwd.size%u.cycles_per_pkt, ...)", b->gate[i],
+						b->fwd.frame_sizes[0], b->fwd.frame_sizes[0]);
 		if (b->parser == PROFILE_PARSER_TESTPMD)
 			return profile_fail_idx(ld, gpath, i,
 						"'%s' matches no key of the testpmd parser "
@@ -238,7 +246,8 @@ int profile_load_benchmark(struct profile_loader *ld, const char *path, const ch
 {
 	static const char *const keys[] = {
 		"description", "program", "args", "env", "stdin", "duration_s", "parser",
-		"gate", "timeout_s", "stop_after_lines", "warmup_runs", "mode", "subset", NULL
+		"gate", "timeout_s", "stop_after_lines", "warmup_runs", "mode", "subset", "fwd",
+		NULL
 	};
 	struct profile_set *ps = ld->ps;
 	struct profile_benchmark *b;
@@ -295,5 +304,7 @@ int profile_load_benchmark(struct profile_loader *ld, const char *path, const ch
 			return -1;
 		b->has_subset = true;
 	}
+	if (profile_load_fwd(ld, path, obj, b) < 0 || profile_check_fwd_args(ld, path, b) < 0)
+		return -1;
 	return check_benchmark(ld, path, b, rc_mode == 1, rc_subset == 1);
 }

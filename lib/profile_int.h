@@ -139,4 +139,28 @@ int profile_check_new_entry(struct profile_loader *ld, const char *section,
 int profile_load_benchmark(struct profile_loader *ld, const char *path, const char *name,
 			   const cJSON *obj);
 
+/* profile_ports.c: a host class's "ports" and a benchmark's "fwd" (each
+ * returns as the readers above: 1 read, 0 absent, -1), and their checks. */
+int profile_load_ports(struct profile_loader *ld, const char *path, const cJSON *obj,
+		       struct profile_host_class *hc);
+int profile_load_fwd(struct profile_loader *ld, const char *path, const cJSON *obj,
+		     struct profile_benchmark *b);
+/* A "fwd" benchmark: parser testpmd, stdin hold, and args without what the
+ * ports and "fwd" set.  0 or -1. */
+int profile_check_fwd_args(struct profile_loader *ld, const char *path,
+			   const struct profile_benchmark *b);
+/* A "fwd" benchmark run by a context of class hc (path[i] names it):
+ * the class has ports and lcores enough.  0 or -1. */
+int profile_check_fwd_class(struct profile_loader *ld, const char *path, size_t i,
+			    const struct profile_benchmark *b,
+			    const struct profile_host_class *hc);
+/* Whether pattern matches a sized key (profile_fwd_key()) of one of b's
+ * frame sizes, for keys[] and "portN." port_keys[] (NULL-ended). */
+bool profile_fwd_gate_can_match(const struct profile_benchmark *b, const char *pattern,
+				const char *const *keys, const char *const *port_keys);
+/* The printout's "ports" / "fwd" (nothing when absent).  0 or -1. */
+int profile_print_ports(cJSON *o, const struct profile_host_class *hc);
+int profile_print_fwd(cJSON *o, const struct profile_benchmark *b);
+void profile_free_ports(struct profile_host_class *hc);
+
 #endif

@@ -249,12 +249,59 @@ static int load_class_build_options(struct profile_loader *ld, const char *path,
 				 &hc->meson_options, &hc->n_meson_options) < 0 ? -1 : 0;
 }
 
+/* max_load_wait_s and require (quiet-host gating, agent/hostgate.h). */
+static int load_host_quiet(struct profile_loader *ld, const char *path, const cJSON *obj,
+			   struct profile_host_class *hc)
+{
+	static const char *const keys[] = {
+		"governor", "turbo", "smt", "isolated_cpus", "nohz_full", NULL
+	};
+	static const char *const on_off[] = { "on", "off", NULL };
+	struct profile_host_require *rq = &hc->require;
+	char rpath[PROFILE_PATH_LEN];
+	const cJSON *req;
+	int rc, v;
+
+	hc->max_load_wait_s = PROFILE_MAX_LOAD_WAIT_S;
+	rc = profile_get_int(ld, path, obj, "max_load_wait_s", false, 1, 86400,
+			     &hc->max_load_wait_s);
+	if (rc < 0)
+		return -1;
+	/* A bound of a wait that never happens would mislead. */
+	if (rc == 1 && !hc->has_max_load)
+		return profile_fail_at(ld, path, "max_load_wait_s", "needs max_load");
+	rc = profile_get_object(ld, path, obj, "require", false, &req);
+	if (rc <= 0)
+		return rc;
+	hc->has_require = true;
+	profile_path_join(rpath, path, "require");
+	if (profile_check_object(ld, rpath, req, keys, "unknown field") < 0 ||
+	    profile_get_text(ld, rpath, req, "governor", false, 64, &rq->governor) < 0 ||
+	    profile_get_bool(ld, rpath, req, "isolated_cpus", false, &rq->isolated_cpus) < 0 ||
+	    profile_get_bool(ld, rpath, req, "nohz_full", false, &rq->nohz_full) < 0)
+		return -1;
+	if (rq->governor && !profile_valid_name(rq->governor, 64))
+		return profile_fail_at(ld, rpath, "governor", "'%s' is not a governor name",
+				       rq->governor);
+	v = -1;
+	if (profile_get_enum(ld, rpath, req, "turbo", false, on_off, &v) < 0)
+		return -1;
+	if (v >= 0 && !(rq->turbo = strdup(on_off[v])))
+		return profile_oom(ld);
+	v = -1;
+	if (profile_get_enum(ld, rpath, req, "smt", false, on_off, &v) < 0)
+		return -1;
+	if (v >= 0 && !(rq->smt = strdup(on_off[v])))
+		return profile_oom(ld);
+	return 0;
+}
+
 static int load_host_class(struct profile_loader *ld, const char *path, const char *name,
 			   const cJSON *obj)
 {
 	static const char *const keys[] = {
 		"description", "labels", "lcores", "memory_mb", "hugepages", "numa_node",
-		"max_load",
+		"max_load", "max_load_wait_s", "require", "ports",
 		"meson_options",	/* load_class_build_options() */
 		NULL
 	};
@@ -295,6 +342,9 @@ static int load_host_class(struct profile_loader *ld, const char *path, const ch
 	if (rc < 0)
 		return -1;
 	hc->has_max_load = rc == 1;
+	if (profile_load_ports(ld, path, obj, hc) < 0 ||
+	    load_host_quiet(ld, path, obj, hc) < 0)
+		return -1;
 	return load_class_build_options(ld, path, obj, hc);
 }
 
@@ -646,6 +696,8 @@ static int check_context_benchmarks(struct profile_loader *ld, const char *path,
 						"benchmark '%s' runs on up to %u cores "
 						"(subset.cores) but host class '%s' has %zu lcores",
 						b->name, most, hc->name, hc->n_lcores);
+		if (profile_check_fwd_class(ld, lpath, i, b, hc) < 0)
+			return -1;
 	}
 	return 0;
 }

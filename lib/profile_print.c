@@ -4,7 +4,7 @@
  * defaults filled in, sections sorted by name, keys in a fixed order.  It
  * is itself a valid profile file that loads to the same printout.
  */
-#include "profile.h"
+#include "profile_int.h"
 
 #include <stdlib.h>
 
@@ -96,6 +96,27 @@ static int print_rule(cJSON *o, const struct profile_tree_rule *r)
 	return 0;
 }
 
+/* max_load_wait_s (with max_load only) and require (only when given,
+ * with the members given). */
+static int print_host_quiet(cJSON *o, const struct profile_host_class *hc)
+{
+	const struct profile_host_require *rq = &hc->require;
+	cJSON *r;
+
+	if (hc->has_max_load && add_num(o, "max_load_wait_s", hc->max_load_wait_s) < 0)
+		return -1;
+	if (!hc->has_require)
+		return 0;
+	if (!(r = cJSON_AddObjectToObject(o, "require")) ||
+	    add_opt_str(r, "governor", rq->governor) < 0 ||
+	    add_opt_str(r, "turbo", rq->turbo) < 0 ||
+	    add_opt_str(r, "smt", rq->smt) < 0 ||
+	    (rq->isolated_cpus && add_bool(r, "isolated_cpus", true) < 0) ||
+	    (rq->nohz_full && add_bool(r, "nohz_full", true) < 0))
+		return -1;
+	return 0;
+}
+
 static int print_host_class(cJSON *o, const struct profile_host_class *hc)
 {
 	if (add_opt_str(o, "description", hc->description) < 0 ||
@@ -104,13 +125,14 @@ static int print_host_class(cJSON *o, const struct profile_host_class *hc)
 	    add_num(o, "memory_mb", hc->memory_mb) < 0 ||
 	    add_bool(o, "hugepages", hc->hugepages) < 0 ||
 	    (hc->numa_node >= 0 && add_num(o, "numa_node", hc->numa_node) < 0) ||
-	    (hc->has_max_load && add_num(o, "max_load", hc->max_load) < 0))
+	    (hc->has_max_load && add_num(o, "max_load", hc->max_load) < 0) ||
+	    profile_print_ports(o, hc) < 0)
 		return -1;
 	/* Only when set: catalogues without class options print as before. */
 	if (hc->n_meson_options &&
 	    add_kv(o, "meson_options", hc->meson_options, hc->n_meson_options) < 0)
 		return -1;
-	return 0;
+	return print_host_quiet(o, hc);
 }
 
 static int print_build_mode(cJSON *o, const struct profile_build_mode *bm)
@@ -171,7 +193,8 @@ static int print_benchmark(cJSON *o, const struct profile_benchmark *b)
 	    (b->stop_after_lines && add_num(o, "stop_after_lines", b->stop_after_lines) < 0) ||
 	    (b->warmup_runs && add_num(o, "warmup_runs", b->warmup_runs) < 0) ||
 	    (mempool && add_str(o, "mode", profile_mode_name(b->mode)) < 0) ||
-	    (b->has_subset && print_subset(o, &b->subset) < 0))
+	    (b->has_subset && print_subset(o, &b->subset) < 0) ||
+	    profile_print_fwd(o, b) < 0)
 		return -1;
 	return 0;
 }

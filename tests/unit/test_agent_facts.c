@@ -36,8 +36,9 @@ static void render_cpuinfo(const struct pg_buf *in, struct pg_buf *out)
 		assert_int_equal(pg_buf_printf(out, "error: %s\n", err.msg), 0);
 		return;
 	}
-	assert_int_equal(pg_buf_printf(out, "vendor=%s\nmodel=%s\nmicrocode=%s\nprocessors=%u\n",
-				       ci.vendor, ci.model, ci.microcode, ci.processors), 0);
+	assert_int_equal(pg_buf_printf(out, "vendor=%s\nmodel=%s\nmicrocode=%s\nprocessors=%u\n"
+				       "implementer=%s\npart=%s\n", ci.vendor, ci.model,
+				       ci.microcode, ci.processors, ci.implementer, ci.part), 0);
 }
 
 static void render_meminfo(const struct pg_buf *in, struct pg_buf *out)

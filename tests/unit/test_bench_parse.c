@@ -25,6 +25,7 @@
 #include "err.h"
 
 #include "goldenfx.h"
+#include "profile.h"
 
 #define FIXTURES "tests/bench"
 #define GOLDEN_FWD_SECONDS 10.0	/* every testpmd .ok: pps = packets / 10 */
@@ -409,6 +410,58 @@ static void test_input_bounds(void **state)
 
 /* ---- testpmd, values read off the captures ----------------------------- */
 
+/*
+ * A "fwd" benchmark on ports: one testpmd per frame size (the arguments
+ * profile_benchmark_argv() builds for one net_ring0 port), each parsed
+ * alone and keyed per size as the agent keys it (profile_fwd_key()).
+ */
+static void test_testpmd_ports_sizes(void **state)
+{
+	static const struct {
+		const char *file;
+		unsigned size;
+		double rx, cycles;
+	} runs[] = {
+		{ "testpmd/cap-ports-ring-64.in", 64, 346177120, 5.65 },
+		{ "testpmd/cap-ports-memif-512.in", 512, 12357440, 348.63 },
+		{ "testpmd/cap-ports-ring-1518.in", 1518, 827164096, 3.27 },
+	};
+	char key[BENCH_KEY_MAX + 16];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct bench_output out = BENCH_OUTPUT_INIT;
+		const struct bench_sample *rx, *cpp;
+		size_t len;
+		char *in = fixture(runs[i].file, &len);
+		size_t n_fwd = 0;
+
+		parse_tp(in, len, 2.0, &out);
+		assert_true(out.test_ok);
+		assert_null(out.error);
+		rx = bench_output_find(&out, "fwd.rx_packets");
+		cpp = bench_output_find(&out, "fwd.cycles_per_pkt");
+		assert_non_null(rx);
+		assert_non_null(cpp);
+		assert_true(rx->value == runs[i].rx);
+		assert_true(fabs(cpp->value - runs[i].cycles) < 1e-9);
+		for (size_t k = 0; k < out.n; k++) {
+			char want[64];
+
+			assert_int_equal(profile_fwd_key(runs[i].size, out.samples[k].key, key,
+							 sizeof(key)), 0);
+			snprintf(want, sizeof(want), "fwd.size%u.", runs[i].size);
+			assert_true(strncmp(key, want, strlen(want)) == 0);
+			n_fwd++;
+		}
+		assert_int_equal(profile_fwd_key(runs[i].size, "fwd.rx_pps", key, sizeof(key)), 0);
+		assert_non_null(bench_output_find(&out, "fwd.rx_pps"));
+		assert_true(n_fwd == 7);	/* rx/tx pps, packets, dropped, cycles */
+		bench_output_release(&out);
+		free(in);
+	}
+}
+
 static void test_testpmd_statsperiod(void **state)
 {
 	struct bench_output out = BENCH_OUTPUT_INIT;
@@ -574,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_mempool_inline),
 		cmocka_unit_test(test_mempool_sample_cap),
 		cmocka_unit_test(test_input_bounds),
+		cmocka_unit_test(test_testpmd_ports_sizes),
 		cmocka_unit_test(test_testpmd_statsperiod),
 		cmocka_unit_test(test_testpmd_2511_bytes_busy),
 		cmocka_unit_test(test_testpmd_txonly_and_ring),

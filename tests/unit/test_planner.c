@@ -357,7 +357,7 @@ static void test_new_series(void **state)
 {
 	struct fx *f = *state;
 	const char *intel_args[] = {
-		"-l", "2-5", "-m", "2048", "--file-prefix={file_prefix}",
+		"-l", "2-5", "--socket-mem", "2048", "--file-prefix={file_prefix}",
 		"--log-level={{lib.eal}}:info", "-d", "{build_dir}/drivers"
 	};
 	const char *demo_args[] = {
@@ -365,7 +365,7 @@ static void test_new_series(void **state)
 		"--log-level={{lib.eal}}:info", "-d", "{build_dir}/drivers"
 	};
 	const char *pmd_args[] = {
-		"-l", "2-5", "-m", "2048", "--file-prefix={file_prefix}", "--vdev", "net_null0",
+		"-l", "2-5", "--socket-mem", "2048", "--file-prefix={file_prefix}", "--vdev", "net_null0",
 		"--", "--forward-mode=io", "--record-core-cycles"
 	};
 	const char *gate[] = { "mempool.nocache.*" };
@@ -444,6 +444,14 @@ static void test_new_series(void **state)
 	assert_int_equal(get_num(spec, "host.memory_mb"), 2048);
 	assert_true(cJSON_IsTrue(get(spec, "host.hugepages")));
 	assert_int_equal(get_num(spec, "host.numa_node"), 0);
+	/* The class's quiet-host gating and requirements reach the agent. */
+	assert_true(get_num(spec, "host.max_load") == 1.5);
+	assert_int_equal(get_num(spec, "host.max_load_wait_s"), 120);
+	assert_string_equal(get_str(spec, "host.require.governor"), "performance");
+	assert_string_equal(get_str(spec, "host.require.smt"), "off");
+	assert_true(cJSON_IsTrue(get(spec, "host.require.isolated_cpus")));
+	assert_false(has(get(spec, "host.require"), "turbo"));
+	assert_false(has(get(spec, "host.require"), "nohz_full"));
 	assert_int_equal(cJSON_GetArraySize(get(spec, "benchmarks")), 2);
 	b = cJSON_GetArrayItem(get(spec, "benchmarks"), 0);
 	assert_string_equal(get_str(b, "name"), "mempool");
@@ -493,6 +501,9 @@ static void test_new_series(void **state)
 	spec = job_spec(f, run, DEMO, "release");
 	assert_string_equal(get_str(spec, "host.lcores"), "0-1");
 	assert_false(cJSON_IsTrue(get(spec, "host.hugepages")));
+	assert_false(has(get(spec, "host"), "max_load"));
+	assert_false(has(get(spec, "host"), "max_load_wait_s"));
+	assert_false(has(get(spec, "host"), "require"));
 	assert_false(has(get(spec, "host"), "numa_node"));
 	assert_int_equal(cJSON_GetArraySize(get(spec, "benchmarks")), 1);
 	assert_strings(get(cJSON_GetArrayItem(get(spec, "benchmarks"), 0), "args"), demo_args, 9);

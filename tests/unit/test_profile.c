@@ -151,7 +151,7 @@ static void test_dpdk_profile_content(void **state)
 
 	(void)state;
 	load_ok(&ps, paths, 1);
-	assert_int_equal(ps.n_contexts, 3);
+	assert_int_equal(ps.n_contexts, 4);
 	assert_string_equal(ps.default_tree, "dpdk");
 
 	ctx = profile_find_context(&ps, "perfgate-intel-Performance");
@@ -222,6 +222,45 @@ static void test_dpdk_profile_content(void **state)
 	assert_null(profile_find_tree(&ps, "nope"));
 	profile_set_free(&ps);
 	assert_empty(&ps);
+}
+
+/* Every ARM server's labels, as the agent fills them from MIDR's
+ * implementer (agent_facts.h), match dpdk.json's arm class, and no x86
+ * class; an x86 host does not match it. */
+static void test_arm_vendors_match(void **state)
+{
+	static const char *const vendors[] = {
+		"arm", "hisilicon", "ampere", "nvidia", "cavium", "qualcomm", "marvell", "phytium",
+		"fujitsu",
+	};
+	const char *paths[] = { "profiles/dpdk.json" };
+	const char *keys[] = { "vendor", "arch" };
+	const struct profile_host_class *arm, *intel, *amd;
+	struct profile_set ps;
+
+	(void)state;
+	load_ok(&ps, paths, 1);
+	arm = profile_find_host_class(&ps, "arm");
+	intel = profile_find_host_class(&ps, "intel");
+	amd = profile_find_host_class(&ps, "amd");
+	assert_non_null(arm);
+	assert_non_null(intel);
+	assert_non_null(amd);
+	for (size_t i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++) {
+		const char *values[] = { vendors[i], "aarch64" };
+
+		if (!profile_host_class_matches(arm, keys, values, 2))
+			fail_msg("an aarch64 host of vendor %s matches no arm class", vendors[i]);
+		assert_false(profile_host_class_matches(intel, keys, values, 2));
+		assert_false(profile_host_class_matches(amd, keys, values, 2));
+	}
+	{
+		const char *values[] = { "intel", "x86_64" };
+
+		assert_false(profile_host_class_matches(arm, keys, values, 2));
+		assert_true(profile_host_class_matches(intel, keys, values, 2));
+	}
+	profile_set_free(&ps);
 }
 
 static void test_select_tree(void **state)
@@ -313,7 +352,7 @@ static void test_both_profiles(void **state)
 		struct profile_set ps;
 
 		load_ok(&ps, orders[o], 2);
-		assert_int_equal(ps.n_contexts, 4);
+		assert_int_equal(ps.n_contexts, 5);
 		assert_int_equal(ps.n_files, 2);
 		/* The first file's default_tree is the catalogue's. */
 		assert_string_equal(ps.default_tree, o == 0 ? "dpdk" : "dpdk-demo");
@@ -686,9 +725,10 @@ static void test_class_build_options(void **state)
 static void test_benchmark_argv(void **state)
 {
 	const char *paths[] = { "profiles/dpdk.json", "profiles/demo.json" };
-	const struct profile_run_vars vars = { "pg-42-base", "/work/build" };
-	const struct profile_run_vars novars = { NULL, NULL };
+	const struct profile_run_vars vars = { "pg-42-base", "/work/build", NULL };
+	const struct profile_run_vars novars = { NULL, NULL, NULL };
 	const struct profile_benchmark *tp;
+	struct profile_host_class hc;
 	struct pg_err err = PG_ERR_INIT;
 	struct profile_set ps;
 	char **argv;
@@ -703,11 +743,26 @@ static void test_benchmark_argv(void **state)
 	assert_int_equal(argc, 15);
 	assert_string_equal(argv[0], "-l");
 	assert_string_equal(argv[1], "2-5");
-	assert_string_equal(argv[2], "-m");
+	/* hugepages on numa_node 0: the memory from that node */
+	assert_string_equal(argv[2], "--socket-mem");
 	assert_string_equal(argv[3], "2048");
 	assert_string_equal(argv[6], "--file-prefix=pg-42-base");
 	assert_string_equal(argv[11], "--");
 	assert_null(argv[argc]);
+	profile_argv_free(argv, argc);
+
+	/* on node 2, nothing from nodes 0 and 1; without a node, -m */
+	hc = *profile_find_host_class(&ps, "intel");
+	hc.numa_node = 2;
+	assert_int_equal(profile_benchmark_argv(tp, &hc, &vars, &argv, &argc, &err), 0);
+	assert_string_equal(argv[2], "--socket-mem");
+	assert_string_equal(argv[3], "0,0,2048");
+	profile_argv_free(argv, argc);
+	hc.numa_node = -1;
+	assert_int_equal(profile_benchmark_argv(tp, &hc, &vars, &argv, &argc, &err), 0);
+	assert_int_equal(argc, 15);
+	assert_string_equal(argv[2], "-m");
+	assert_string_equal(argv[3], "2048");
 	profile_argv_free(argv, argc);
 
 	assert_int_equal(profile_benchmark_argv(tp, profile_find_host_class(&ps, "demo"), &vars,
@@ -726,6 +781,129 @@ static void test_benchmark_argv(void **state)
 			    "which the run did not provide");
 	assert_null(argv);
 	profile_set_free(&ps);
+}
+
+/* The quiet-host fields as loaded: dpdk.json's lab classes require a
+ * tuned host; demo.json's class requires nothing (this VM runs it). */
+static void test_host_require(void **state)
+{
+	const char *paths[] = { "profiles/dpdk.json", "profiles/demo.json" };
+	const struct profile_host_class *hc;
+	struct profile_set ps;
+
+	(void)state;
+	load_ok(&ps, paths, 2);
+	hc = profile_find_host_class(&ps, "intel");
+	assert_true(hc->has_max_load && hc->max_load == 5.0);
+	assert_int_equal(hc->max_load_wait_s, PROFILE_MAX_LOAD_WAIT_S);
+	assert_true(hc->has_require);
+	assert_string_equal(hc->require.governor, "performance");
+	assert_string_equal(hc->require.turbo, "off");
+	assert_string_equal(hc->require.smt, "off");
+	assert_true(hc->require.isolated_cpus && hc->require.nohz_full);
+	hc = profile_find_host_class(&ps, "arm");
+	assert_null(hc->require.turbo);
+	hc = profile_find_host_class(&ps, "demo");
+	assert_false(hc->has_max_load || hc->has_require);
+	assert_null(hc->require.governor);
+	assert_false(hc->require.isolated_cpus);
+	profile_set_free(&ps);
+}
+
+static void expect_argv(char **argv, size_t argc, const char *const *want)
+{
+	size_t n = 0;
+
+	while (want[n])
+		n++;
+	for (size_t i = 0; i < argc && i < n; i++)
+		assert_string_equal(argv[i], want[i]);
+	assert_int_equal(argc, n);
+	assert_null(argv[argc]);
+}
+
+/* A "fwd" benchmark: the class's ports before "--", fwd's arguments after. */
+static void test_fwd_argv(void **state)
+{
+	static const char *const want_pci[] = {
+		"-l", "2-5", "--socket-mem", "2048", "--no-telemetry", "--file-prefix=pg-42-base",
+		"-a", "0000:3b:00.0", "-a", "0000:3b:00.1", "--",
+		"--forward-mode=io", "--rxq=1", "--txq=1", "--rxd=1024", "--txd=1024",
+		"--nb-cores=2", "--txpkts=512", "--record-core-cycles", "--tx-first", NULL
+	};
+	static const char *const want_vdev[] = {
+		"-l", "0-1", "--no-huge", "-m", "256", "--vdev=net_ring0", "--no-pci", "--",
+		"--total-num-mbufs=4096", "--forward-mode=txonly", "--rxq=2", "--txq=2",
+		"--rxd=256", "--txd=512", "--nb-cores=1", "--txpkts=64", "--record-core-cycles",
+		"--port-topology=loop", NULL
+	};
+	static const char vdev_profile[] =
+		"{\"host_classes\": {\"virt\": {\"labels\": {\"a\": \"b\"}, \"lcores\": \"0-1\", "
+		"\"memory_mb\": 256, \"hugepages\": false, \"ports\": [{\"vdev\": \"net_ring0\"}]}},"
+		"\"benchmarks\": {\"tx\": {\"program\": \"app/dpdk-testpmd\", \"args\": [\"-l\", "
+		"\"{lcores}\", \"{mem_args}\", \"--\", \"--total-num-mbufs=4096\"], \"fwd\": "
+		"{\"mode\": \"txonly\", \"rxd\": 256, \"queues\": 2}, \"stdin\": \"hold\", "
+		"\"duration_s\": 2, \"parser\": \"testpmd\", \"gate\": [\"fwd.size64.tx_pps\", "
+		"\"port0.size64.*\"], \"timeout_s\": 30}}}\n";
+	const char *paths[] = { "profiles/dpdk.json" };
+	struct profile_run_vars vars = { "pg-42-base", "/work/build", "512" };
+	const struct profile_benchmark *tp;
+	struct pg_err err = PG_ERR_INIT;
+	struct profile_set ps;
+	char tmp[] = "/tmp/pg-fwd-XXXXXX", **argv;
+	const char *tpath = tmp;
+	size_t argc;
+	int fd;
+
+	(void)state;
+	load_ok(&ps, paths, 1);
+	tp = profile_find_benchmark(&ps, "testpmd_ports");
+	assert_non_null(tp);
+	assert_true(tp->has_fwd);
+	assert_int_equal(tp->fwd.n_frame_sizes, 3);
+	assert_int_equal(profile_benchmark_argv(tp, profile_find_host_class(&ps, "intel-e810"),
+						&vars, &argv, &argc, &err), 0);
+	expect_argv(argv, argc, want_pci);
+	profile_argv_free(argv, argc);
+	vars.frame_size = NULL;
+	assert_int_equal(profile_benchmark_argv(tp, profile_find_host_class(&ps, "intel-e810"),
+						&vars, &argv, &argc, &err), -1);
+	assert_string_equal(err.msg, "benchmark 'testpmd_ports': fwd needs a frame size, which "
+			    "the run did not provide");
+	assert_null(argv);
+	profile_set_free(&ps);
+
+	fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, vdev_profile, sizeof(vdev_profile) - 1),
+			 (ssize_t)sizeof(vdev_profile) - 1);
+	close(fd);
+	load_ok(&ps, &tpath, 1);
+	unlink(tmp);
+	vars.frame_size = "64";
+	tp = profile_find_benchmark(&ps, "tx");
+	assert_int_equal(profile_benchmark_argv(tp, profile_find_host_class(&ps, "virt"), &vars,
+						&argv, &argc, &err), 0);
+	expect_argv(argv, argc, want_vdev);
+	profile_argv_free(argv, argc);
+	profile_set_free(&ps);
+}
+
+static void test_fwd_key(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(profile_fwd_key(64, "fwd.rx_pps", out, sizeof(out)), 0);
+	assert_string_equal(out, "fwd.size64.rx_pps");
+	assert_int_equal(profile_fwd_key(1518, "port1.tx_bps", out, sizeof(out)), 0);
+	assert_string_equal(out, "port1.size1518.tx_bps");
+	assert_int_equal(profile_fwd_key(64, "nodot", out, sizeof(out)), -1);
+	assert_int_equal(profile_fwd_key(64, "fwd.rx_pps", out, 10), -1);
+	assert_false(profile_key_higher_is_better("fwd.size64.cycles_per_pkt"));
+	assert_false(profile_key_higher_is_better("fwd.size1518.rx_dropped"));
+	assert_true(profile_key_higher_is_better("fwd.size64.rx_pps"));
+	assert_string_equal(profile_fwd_mode_name(PROFILE_FWD_MACSWAP), "macswap");
 }
 
 static void test_arg_check(void **state)
@@ -765,7 +943,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_broken_fixtures),
+		cmocka_unit_test(test_host_require),
 		cmocka_unit_test(test_dpdk_profile_content),
+		cmocka_unit_test(test_arm_vendors_match),
 		cmocka_unit_test(test_select_tree),
 		cmocka_unit_test(test_host_class_matches),
 		cmocka_unit_test(test_both_profiles),
@@ -776,6 +956,8 @@ int main(void)
 		cmocka_unit_test(test_build_mode_options),
 		cmocka_unit_test(test_class_build_options),
 		cmocka_unit_test(test_benchmark_argv),
+		cmocka_unit_test(test_fwd_argv),
+		cmocka_unit_test(test_fwd_key),
 		cmocka_unit_test(test_arg_check),
 		cmocka_unit_test(test_key_direction),
 	};
