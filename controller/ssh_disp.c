@@ -485,6 +485,33 @@ static int disp_result_line(struct disp_host *dh, struct ssh_cmd *cmd, const cJS
 	return disp_result(dh, cmd, job, attempt, body, err);
 }
 
+#define DISP_LINE_STOP 2
+
+/*
+ * The next line of cmd's output, waiting in slices so that a stop is seen
+ * within one: 1 a line, 0 the end of the output, DISP_LINE_STOP when the
+ * dispatcher stops, -1 with err (PG_ETIMEOUT after limit_ms without a
+ * line, or the channel's failure).
+ */
+static int disp_next_line(struct disp_host *dh, struct ssh_cmd *cmd, struct pg_buf *line,
+			  int64_t limit_ms, struct pg_err *err)
+{
+	for (int64_t silence = 0;;) {
+		int got;
+
+		if (disp_stopping(dh))
+			return DISP_LINE_STOP;
+		got = ssh_cmd_read_line(cmd, line, DISP_SLICE_MS, err);
+		if (got >= 0 || err->code != PG_ETIMEOUT)
+			return got;
+		silence += DISP_SLICE_MS;
+		if (silence >= limit_ms)
+			return pg_err_set(err, PG_ETIMEOUT, "host '%s': nothing from run-one for "
+					  "%lld s", dh->h->name, (long long)(limit_ms / 1000));
+		pg_err_clear(err);
+	}
+}
+
 /* `run-one --collect`: deliver what the host's spool holds. */
 static enum disp_end disp_collect(struct disp_host *dh, struct pg_err *err)
 {
@@ -492,7 +519,7 @@ static enum disp_end disp_collect(struct disp_host *dh, struct pg_err *err)
 	struct pg_buf line = PG_BUF_INIT(RUNONE_LINE_MAX);
 	struct ssh_cmd *cmd = NULL;
 	enum disp_end end = DISP_LOST;
-	int64_t silence = 0, count = -1, done = 0;
+	int64_t count = -1, done = 0;
 	int got, status = -1;
 
 	disp_argv_runone(dh->h, "--collect", false, &a);
@@ -502,19 +529,13 @@ static enum disp_end disp_collect(struct disp_host *dh, struct pg_err *err)
 		const char *type = NULL;
 		cJSON *o;
 
-		if (disp_stopping(dh)) {
+		got = disp_next_line(dh, cmd, &line, (RUNONE_COLLECT_WAIT_S + 30) * 1000LL, err);
+		if (got == DISP_LINE_STOP) {
 			end = DISP_STOP;
 			goto out;
 		}
-		got = ssh_cmd_read_line(cmd, &line, DISP_SLICE_MS, err);
-		if (got < 0 && err->code == PG_ETIMEOUT &&
-		    (silence += DISP_SLICE_MS) < (RUNONE_COLLECT_WAIT_S + 30) * 1000LL) {
-			pg_err_clear(err);
-			continue;
-		}
 		if (got <= 0)
 			break;
-		silence = 0;
 		o = disp_parse_line(dh, &line, &type, err);
 		if (!o)
 			goto out;
@@ -691,7 +712,7 @@ static enum disp_end disp_job(struct disp_host *dh, const cJSON *job, bool *left
 	int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(job, "id"));
 	int64_t attempt = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(job, "attempt"));
 	int64_t hb_s = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(job, "heartbeat_s"));
-	int64_t silence = 0, io_ms = dh->d->cfg->ssh.io_timeout_s * 1000;
+	int64_t io_ms = dh->d->cfg->ssh.io_timeout_s * 1000;
 	struct pg_buf line = PG_BUF_INIT(RUNONE_LINE_MAX);
 	struct ssh_cmd *cmd = NULL;
 	enum disp_end end = DISP_LOST;
@@ -723,20 +744,15 @@ static enum disp_end disp_job(struct disp_host *dh, const cJSON *job, bool *left
 		const char *type = NULL;
 		cJSON *o;
 
-		if (disp_stopping(dh)) {
+		got = disp_next_line(dh, cmd, &line, io_ms, err);
+		if (got == DISP_LINE_STOP) {
 			end = DISP_STOP;
 			goto out;
-		}
-		got = ssh_cmd_read_line(cmd, &line, DISP_SLICE_MS, err);
-		if (got < 0 && err->code == PG_ETIMEOUT && (silence += DISP_SLICE_MS) < io_ms) {
-			pg_err_clear(err);
-			continue;
 		}
 		if (got < 0)
 			goto out;
 		if (got == 0)
 			break;
-		silence = 0;
 		o = disp_parse_line(dh, &line, &type, err);
 		if (!o) {
 			/* A program that does not speak the protocol cannot be
