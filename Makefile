@@ -82,7 +82,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .SECONDARY:
 
-.PHONY: FORCE all deps check unit integration browser screenshots lint install uninstall demo demo-clean bench fuzz clean
+.PHONY: FORCE all deps check check-faults unit unit-bins integration browser screenshots lint install uninstall demo demo-clean bench fuzz clean
 
 all: $(CONTROLLER) $(AGENT)
 
@@ -128,17 +128,31 @@ deps:
 # The README's test command.
 # Installs what the tests need first (make deps does nothing when all is
 # there), so that a fresh machine needs only this command.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 check: deps lint
+	$(MAKE) -j$(NPROC) unit-bins
 	$(MAKE) unit
+	$(MAKE) -j$(NPROC) SANITIZE=address,undefined unit-bins
 	$(MAKE) SANITIZE=address,undefined unit
 	$(MAKE) integration
 	$(MAKE) browser
+	$(MAKE) check-faults FAULT_REPS=1
 
+# The unit test binaries alone, so that check can build them with -j and
+# still run the tests one at a time.
+unit-bins: $(UNIT_BINS)
 unit: $(UNIT_BINS)
 	./tests/run-unit.sh $(UNIT_BINS)
 
 integration: all $(TOOL_BINS)
 	./tests/integration/run.sh $(abspath $(BUILD))
+
+# The fault-injection suite (tests/faults/): each case FAULT_REPS times, and
+# a table of lost and duplicated results and checks.  make check runs the
+# short form (FAULT_REPS=1).
+FAULT_REPS ?= 10
+check-faults: all $(TOOL_BINS)
+	FAULT_REPS=$(FAULT_REPS) ./tests/faults/run.sh $(abspath $(BUILD))
 
 # The dashboard in Debian's chromium (make deps) with playwright-core,
 # which run.sh installs from tests/browser/package-lock.json into
