@@ -10,6 +10,7 @@
 #include "fmt.h"
 #include "json.h"
 #include "report_mail.h"
+#include "series.h"
 #include "ssh_state.h"
 #include "timeutil.h"
 
@@ -192,7 +193,7 @@ out:
 	" WHERE p.series_id = s.id), s.title, s.submitter_name, s.submitter_addr," \
 	" s.received_at, s.completed_at, s.tags, s.is_rfc, s.supersedes_id," \
 	" (SELECT n.id FROM series n WHERE n.supersedes_id = s.id LIMIT 1), s.stale_at," \
-	" s.pw_series_id, s.base_commit, s.root_msgid," \
+	" s.pw_series_id, " SERIES_BASE_COMMIT_SQL ", s.root_msgid," \
 	" (SELECT m.msgid FROM messages m WHERE m.id = s.cover_message_id)"
 
 /* ?1 state, ?4 submitter, ?5 context, ?6 tree, ?7 q, ?8 q without <> */

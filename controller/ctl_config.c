@@ -22,7 +22,7 @@ static const char *const ctl_baseline_fields[] = {
 	"enabled", "interval_s", "poll_s", "alert_to", "drain_on_drift", NULL
 };
 static const char *const ctl_source_fields[] = {
-	"name", "type", "url", "project", "token_file", NULL
+	"name", "type", "url", "project", "token_file", "timeout_s", NULL
 };
 static const char *const ctl_intake_fields[] = {
 	"interval_s", "stale_after_s", "batch", "max_message_bytes", "since", NULL
@@ -52,6 +52,9 @@ static const char *const ctl_checks_fields[] = {
 #define CTL_MAIL_TO "test-report@dpdk.org"
 #define CTL_MAIL_TIMEOUT_S 60
 #define CTL_MAIL_PATCH_URL "http://patches.dpdk.org/patch/{id}/"
+
+/* Each request to a Patchwork source. */
+#define CTL_SOURCE_TIMEOUT_S 30
 
 /* Defaults of the "checks" section. */
 #define CTL_CHECKS_TIMEOUT_S 30
@@ -100,6 +103,7 @@ static int ctl_config_source_parse(struct ctl_source *src, const cJSON *o, const
 				   struct pg_err *err)
 {
 	const char *type = NULL;
+	int64_t v;
 
 	if (!cJSON_IsObject(o))
 		return pg_err_set(err, PG_EINVAL, "expected an object, got %s", pg_json_type_name(o));
@@ -145,6 +149,14 @@ static int ctl_config_source_parse(struct ctl_source *src, const cJSON *o, const
 		return -1;
 	if (src->type == CTL_SOURCE_PATCHWORK && !src->pw_project)
 		return pg_err_set(err, PG_EINVAL, "field 'project': missing (the Patchwork project)");
+	v = CTL_SOURCE_TIMEOUT_S;
+	if (pg_json_get_int(o, "timeout_s", 0, 1, CTL_SOURCE_TIMEOUT_MAX_S, &v, err) < 0)
+		return -1;
+	/* A public-inbox archive is fetched by libgit2, which has no such
+	 * bound: a field that does nothing would mislead. */
+	if (src->type != CTL_SOURCE_PATCHWORK && cJSON_GetObjectItemCaseSensitive(o, "timeout_s"))
+		return pg_err_set(err, PG_EINVAL, "field 'timeout_s': only a patchwork source has one");
+	src->timeout_s = (int)v;
 	return 0;
 }
 
@@ -802,7 +814,9 @@ cJSON *ctl_config_to_json(const struct ctl_config *c)
 		    !cJSON_AddStringToObject(so, "type", ctl_source_type_name(src->type)) ||
 		    !cJSON_AddStringToObject(so, "url", src->url) ||
 		    (src->pw_project && !cJSON_AddStringToObject(so, "project", src->pw_project)) ||
-		    (src->token_file && !cJSON_AddStringToObject(so, "token_file", src->token_file)))
+		    (src->token_file && !cJSON_AddStringToObject(so, "token_file", src->token_file)) ||
+		    (src->type == CTL_SOURCE_PATCHWORK &&
+		     !cJSON_AddNumberToObject(so, "timeout_s", src->timeout_s)))
 			goto fail;
 	}
 	intake = cJSON_AddObjectToObject(o, "intake");

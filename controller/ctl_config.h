@@ -17,7 +17,8 @@
  *                    "url": "https://inbox.dpdk.org/dev" or a local path}
  *                   {"name": "pw", "type": "patchwork",
  *                    "url": "https://patches.dpdk.org/api/1.3",
- *                    "project": "dpdk", "token_file": "..." (for checks)}
+ *                    "project": "dpdk", "token_file": "..." (for checks),
+ *                    "timeout_s": 30 (each request, 1..600)}
  *                 names are [A-Za-z0-9_.-]+ and unique (default: none)
  *   intake        {"interval_s": 300, "stale_after_s": 172800,
  *                  "batch": 256, "max_message_bytes": 33554432,
@@ -116,6 +117,7 @@ struct ctl_source {
 	char *url;		/* URL, or absolute path for a local archive */
 	char *pw_project;	/* Patchwork project linkname */
 	char *token_file;	/* NULL when not set */
+	int timeout_s;		/* Patchwork: each request of intake */
 };
 
 struct ctl_intake {
@@ -214,6 +216,7 @@ struct ctl_baseline {
 #define CTL_BASELINE_POLL_S 900
 
 #define CTL_CHECKS_TIMEOUT_MAX_S 600
+#define CTL_SOURCE_TIMEOUT_MAX_S 600
 #define CTL_CHECKS_BACKOFF_MAX_S 86400
 
 struct ctl_config {

@@ -97,7 +97,7 @@ fail:
  * (logged), -1 when the store failed. */
 static int ctl_intake_one(const struct ctl_config *cfg, struct intake *in, int type,
 			  const char *name, const char *location, const char *pw_project,
-			  const volatile sig_atomic_t *stop, struct pg_err *err)
+			  int timeout_s, const volatile sig_atomic_t *stop, struct pg_err *err)
 {
 	struct intake_src src;
 	struct pg_err e = PG_ERR_INIT;
@@ -113,6 +113,7 @@ static int ctl_intake_one(const struct ctl_config *cfg, struct intake *in, int t
 	src.batch = cfg->intake.batch;
 	src.pw_project = pw_project;
 	src.since_ms = cfg->intake.since_ms;
+	src.timeout_s = timeout_s;
 	pg_log_info("intake", "reading %s (%s)", name, location);
 	if (type == 0)
 		rc = intake_inbox(in, &src, stop, &e);
@@ -150,7 +151,7 @@ int ctl_intake_pass(const struct ctl_config *cfg, struct intake *in,
 			free(loc);
 			return -1;
 		}
-		rc = ctl_intake_one(cfg, in, 0, name, loc, NULL, stop, err);
+		rc = ctl_intake_one(cfg, in, 0, name, loc, NULL, 0, stop, err);
 		free(loc);
 		if (rc < 0)
 			return -1;
@@ -166,7 +167,7 @@ int ctl_intake_pass(const struct ctl_config *cfg, struct intake *in,
 			free(loc);
 			return -1;
 		}
-		rc = ctl_intake_one(cfg, in, 1, name, loc, NULL, stop, err);
+		rc = ctl_intake_one(cfg, in, 1, name, loc, NULL, 0, stop, err);
 		free(loc);
 		if (rc < 0)
 			return -1;
@@ -179,7 +180,7 @@ int ctl_intake_pass(const struct ctl_config *cfg, struct intake *in,
 			if (plan->only_source && strcmp(plan->only_source, s->name) != 0)
 				continue;
 			rc = ctl_intake_one(cfg, in, s->type == CTL_SOURCE_PATCHWORK ? 2 : 0,
-					    s->name, s->url, s->pw_project, stop, err);
+					    s->name, s->url, s->pw_project, s->timeout_s, stop, err);
 			if (rc < 0)
 				return -1;
 			*failed += rc;

@@ -312,6 +312,13 @@ int intake_patchwork(struct intake *in, const struct intake_src *src,
 	opts.base_url = src->location;
 	opts.project = src->pw_project;
 	opts.max_mbox = in->max_message + 4096;
+	/* The source's bound holds for every GET, events, series and mboxes
+	 * alike; connecting never gets more than the whole. */
+	if (src->timeout_s > 0) {
+		opts.timeout_ms = (long)src->timeout_s * 1000;
+		if (opts.connect_timeout_ms > opts.timeout_ms)
+			opts.connect_timeout_ms = opts.timeout_ms;
+	}
 	if (intake_source(in, src->name, "patchwork", src->location, &p.source_id, err) < 0 ||
 	    pg_pw_client_new(&opts, &p.pw, err) < 0)
 		goto out;

@@ -23,6 +23,7 @@ struct intake_src {
 	/* Patchwork only */
 	const char *pw_project;
 	int64_t since_ms;		/* where a new source starts (0: a day ago) */
+	int timeout_s;			/* each request, > 0 (0: the client's default) */
 };
 
 /* A public-inbox archive (v1 or v2, local or remote). */

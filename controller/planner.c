@@ -154,7 +154,7 @@ static int load_patches(struct store *st, struct series_info *si, struct pg_err 
 	if (!si->patch_ids)
 		goto nomem;
 	if (store_prepare(st, &stmt,
-			  "SELECT id, number, files, base_commit FROM patches WHERE series_id = ?1"
+			  "SELECT id, number, files FROM patches WHERE series_id = ?1"
 			  " ORDER BY number", what, err) < 0 ||
 	    store_bind(stmt, STORE_ARGS(STORE_INT(si->id)), what, err) < 0)
 		goto out;
@@ -165,10 +165,6 @@ static int load_patches(struct store *st, struct series_info *si, struct pg_err 
 			goto nomem;
 		si->patch_ids[si->n_patches++] = sqlite3_column_int64(stmt, 0);
 		if (pg_strvec_split(&si->files, files, '\n') < 0)
-			goto nomem;
-		/* Without a cover letter's base-commit, patch 1's counts. */
-		if (!si->base_commit_raw && sqlite3_column_int64(stmt, 1) == 1 &&
-		    store_col_dup(stmt, 3, &si->base_commit_raw) < 0)
 			goto nomem;
 	}
 	if (row < 0)
@@ -196,8 +192,8 @@ static int load_series(struct store *st, int64_t id, struct series_info **out,
 		return pg_err_set(err, PG_ENOMEM, "%s: out of memory", what);
 	si->id = id;
 	if (store_prepare(st, &stmt,
-			  "SELECT project, title, state, version, total, completed_at, tags,"
-			  " base_commit FROM series WHERE id = ?1", what, err) < 0 ||
+			  "SELECT project, title, state, version, total, completed_at, tags, "
+			  SERIES_BASE_COMMIT_SQL " FROM series s WHERE id = ?1", what, err) < 0 ||
 	    store_bind(stmt, STORE_ARGS(STORE_INT(id)), what, err) < 0)
 		goto out;
 	row = store_step(stmt, what, err);
@@ -331,7 +327,7 @@ static int commit_plan(struct pass *p, const struct series_info *si, const struc
 		       bool *planned, struct plan_counts *pc, struct pg_err *err)
 {
 	struct store *st = p->pl->st;
-	int64_t again = 0, priority = PLANNER_PRIORITY_SERIES;
+	int64_t again = 0, priority = PLANNER_PRIORITY_SERIES, answered = 0;
 	int rc = -1;
 
 	*planned = false;
@@ -363,8 +359,16 @@ static int commit_plan(struct pass *p, const struct series_info *si, const struc
 			goto out;
 	if (rq && recheck_mark_planned(st, rq->id, dropped, NULL, err) < 0)
 		goto out;
+	/* Requests recorded before this first run are answered by it. */
+	if (!rq && n_groups &&
+	    recheck_answer_by_first_run(st, si->id, groups[0].run_id, &answered, err) < 0)
+		goto out;
 	if (store_commit(st, err) < 0)
 		goto out;
+	if (answered)
+		pg_log_info(COMP, "series %lld: %lld earlier recheck request(s) answered by its first"
+			    " run %lld", (long long)si->id, (long long)answered,
+			    (long long)groups[0].run_id);
 	*planned = true;
 	rc = 0;
 out:

@@ -11,9 +11,12 @@
  *  1. Cancels the queued, leased and running jobs of superseded series
  *     (planner_cancel_superseded(), its own transaction).
  *  2. Plans every series in state 'complete' that has no run yet
- *     (reason "new"), oldest completion first.
+ *     (reason "new"), oldest completion first.  The recheck requests
+ *     still pending on it without a rebase branch are older than this
+ *     first run, which answers them (recheck_answer_by_first_run()).
  *  3. Plans every pending recheck request (reason "recheck"), oldest
- *     first, for the contexts it names that still exist.
+ *     first, for the contexts it names that still exist; one on a series
+ *     without a run waits for it.
  *
  * Tree and branch.  The files the series' patches touch (patches.files)
  * and its subject tags (series.tags, e.g. "22.11") go through
@@ -32,8 +35,9 @@
  *  - a plain recheck: the base of the latest earlier run of the series on
  *    the same tree and branch, so that a recheck repeats the measurement
  *    rather than moving it ("previous-run"); without one, as below;
- *  - the series' `base-commit:` (the cover letter's, else patch 1's) when
- *    it is 40 hex digits and that commit exists in the tree's mirror
+ *  - the series' `base-commit:` (SERIES_BASE_COMMIT_SQL: the cover
+ *    letter's, else the first patch's that has one) when it is 40 hex
+ *    digits and that commit exists in the tree's mirror
  *    ("base-commit");
  *  - else the branch's tip ("branch-tip"), with a note in the job when a
  *    base-commit was given but not found.

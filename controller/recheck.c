@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "vec.h"
 
 int recheck_add(struct store *st, const struct recheck_new *r, int64_t now, int64_t *id,
@@ -129,4 +130,28 @@ int recheck_mark_ignored(struct store *st, int64_t id, const char *reason, bool 
 	if (!reason || !*reason)
 		return pg_err_set(err, PG_EINVAL, "ignore recheck request: no reason");
 	return recheck_mark(st, id, "ignored", reason, changed, err);
+}
+
+int recheck_answer_by_first_run(struct store *st, int64_t series_id, int64_t run_id,
+				int64_t *n, struct pg_err *err)
+{
+	char reason[80];
+
+	if (n)
+		*n = 0;
+	if (series_id <= 0 || run_id <= 0)
+		return pg_err_set(err, PG_EINVAL, "answer recheck requests: bad id");
+	if (pg_fmt(reason, sizeof(reason), "answered by the series' first run (run %lld)",
+		   (long long)run_id) < 0)
+		return pg_err_set(err, PG_EINVAL, "answer recheck requests: reason too long");
+	if (store_run(st, "answer recheck requests by the first run",
+		      "UPDATE recheck_requests SET state = 'planned', reason = ?2"
+		      " WHERE series_id = ?1 AND state = 'pending'"
+		      " AND coalesce(rebase_branch, '') = ''",
+		      STORE_ARGS(STORE_INT(series_id), STORE_TEXT(reason)),
+		      err) < 0)
+		return -1;
+	if (n)
+		*n = store_changes(st);
+	return 0;
 }

@@ -11,7 +11,8 @@
  * and marks each planned or ignored.
  *
  * A request's life: 'pending' (created_at), then 'planned' (its runs
- * exist; reason lists the contexts it named that no longer exist) or
+ * exist; reason lists the contexts it named that no longer exist, or says
+ * that the series' first run answers it) or
  * 'ignored' (reason says why: the series is superseded, or none of its
  * contexts exist).  A mail's request is recorded once per (series,
  * Message-ID); an API request every time.
@@ -67,6 +68,21 @@ int recheck_is_pending(struct store *st, int64_t id, bool *pending, struct pg_er
  */
 int recheck_mark_planned(struct store *st, int64_t id, const char *reason, bool *changed,
 			 struct pg_err *err);
+
+/*
+ * The series' first run (run_id; the first of them when its contexts
+ * span trees) was just planned: every request still
+ * pending on series_id is older than it, and that run tests every context
+ * on the base a plain recheck would repeat, so it answers them (planned,
+ * reason "answered by the series' first run (run N)"); a new store
+ * reading a day of history would otherwise plan a first run and a recheck
+ * run in one pass, two pending checks of one context.  A request with a
+ * rebase branch asks for another base and stays pending.  *n (may be
+ * NULL): how many were answered.  Returns 0 or -1 (a store error).  One
+ * statement: call it in the transaction that adds the run.
+ */
+int recheck_answer_by_first_run(struct store *st, int64_t series_id, int64_t run_id,
+				int64_t *n, struct pg_err *err);
 int recheck_mark_ignored(struct store *st, int64_t id, const char *reason, bool *changed,
 			 struct pg_err *err);
 

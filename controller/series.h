@@ -20,6 +20,10 @@
  *    title lineage, or threaded below one of its messages) are superseded;
  *    a series completed after a newer version of itself is superseded at once.
  *  - Depends-on: and base-commit: trailers are recorded with the series.
+ *    The series' base commit is its cover letter's base-commit, else the
+ *    one of its lowest-numbered patch that carries one (git format-patch
+ *    --base writes it once: in the cover letter, or after a patch's diff
+ *    without one); SERIES_BASE_COMMIT_SQL is that rule for every reader.
  *  - A reply carrying "Recheck-request: ctx, ..." naming contexts of ours
  *    becomes a recheck request on the series of the message it replies to.
  *
@@ -40,6 +44,13 @@
 #include "mail.h"
 #include "subject.h"
 #include "trailers.h"
+
+/* The series' base commit (NULL when none), as an SQL expression over a
+ * series row aliased "s". */
+#define SERIES_BASE_COMMIT_SQL \
+	"coalesce(nullif(s.base_commit, ''), (SELECT bp.base_commit FROM patches bp" \
+	" WHERE bp.series_id = s.id AND coalesce(bp.base_commit, '') <> ''" \
+	" ORDER BY bp.number LIMIT 1))"
 
 struct series_mail {
 	int64_t message_row;		/* messages.id */

@@ -72,6 +72,18 @@ expect_rc 1 $C ingest
 expect_grep 'source pw: .*503' "$TMP/out"
 expect_grep '1 source\(s\) failed' "$TMP/out"
 fake reset '{}' >/dev/null || fail "could not reset the fake"
+
+# The source's timeout_s bounds every request (not a fixed 30 s): an answer
+# later than it fails the pass, and the error names that timeout.
+slow=$(printf '%s' "$src" | sed 's/"project": "dpdk" }/"project": "dpdk", "timeout_s": 1 }/')
+write_config "$TMP/slow.json" "$slow"
+"$CTL" --config "$TMP/slow.json" --check-config >"$TMP/out" 2>/dev/null || fail "--check-config with timeout_s"
+jq_is "$TMP/out" ".config.sources[0].timeout_s" 1
+fake fail '{"count": 1, "hang": 4, "path": "/api/"}' >/dev/null || fail "could not inject a fault"
+expect_rc 1 "$CTL" --config "$TMP/slow.json" ingest
+expect_grep 'source pw: GET .*timeout 1000 ms' "$TMP/out"
+fake reset '{}' >/dev/null || fail "could not reset the fake"
+
 expect_rc 0 $C ingest
 expect_grep '^series created: +1$' "$TMP/out"
 expect_rc 0 $C series list --json

@@ -63,7 +63,11 @@ expect_rc 0 $C series show "$dep" --json
 jq_is "$TMP/out" '.depends_on[0].kind + " " + .depends_on[0].ref' "series 100"
 jq_is "$TMP/out" '.depends_on[0].series' null
 jq_is "$TMP/out" '.patches[0].base_commit | length' 40
+# No cover letter: the series' base-commit is the one its patch carries.
+jq_is "$TMP/out" '.base_commit == .patches[0].base_commit' true
 jq_is "$TMP/out" '.patches[0].files' lib/mempool/rte_mempool.c
+expect_rc 0 $C series show "$dep"
+expect_grep '^  base-commit: [0-9a-f]{40}$' "$TMP/out"
 expect_rc 0 $C series show "$v2" --json
 jq_is "$TMP/out" '.rechecks | length' 1
 jq_is "$TMP/out" '.rechecks[0].contexts' perfgate-demo-Performance

@@ -3,8 +3,9 @@
 # demo tree (a real git repository here, mirrored with libgit2) with one
 # job per build mode of the demo context, a job spec that says everything
 # an agent needs, and a pending check in the outbox; a second pass plans
-# nothing; the recheck request becomes a recheck run; superseded and
-# incomplete series get nothing.
+# nothing; a recheck request older than the first run is answered by it, a
+# later one becomes a recheck run; superseded and incomplete series get
+# nothing.
 . "$PG_TOP/tests/integration/lib.sh"
 
 # The tree: a git repository shaped like DPDK 22.11 at the top.
@@ -72,10 +73,26 @@ jq_is "$TMP/spec.json" '.repetitions' 3
 expect_rc 0 $C plan
 [ "$(sqlite3 "$db" "SELECT count(*) FROM runs")" = "$all" ] || fail "a second pass planned again"
 
-# The recheck request of the corpus (on the v2 series) became a recheck run.
-[ "$(sqlite3 "$db" "SELECT count(*) FROM runs WHERE reason = 'recheck'")" = 1 ] ||
-	{ sqlite3 "$db" "SELECT * FROM recheck_requests"; fail "no recheck run"; }
-[ "$(sqlite3 "$db" "SELECT state FROM recheck_requests")" = planned ] || fail "recheck not planned"
+# The recheck request of the corpus (on the v2 series) came before the
+# series' first run, which answers it: no recheck run, and no patch with two
+# pending checks of one context.
+[ "$(sqlite3 "$db" "SELECT count(*) FROM runs WHERE reason = 'recheck'")" = 0 ] ||
+	{ sqlite3 "$db" "SELECT * FROM recheck_requests"; fail "a recheck run for an old request"; }
+[ "$(sqlite3 "$db" "SELECT state || ':' || reason FROM recheck_requests")" = \
+	"planned:answered by the series' first run (run $(sqlite3 "$db" "SELECT r.id FROM runs r
+	JOIN recheck_requests q ON q.series_id = r.series_id"))" ] || fail "recheck not answered"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM (SELECT 1 FROM check_outbox WHERE state = 'pending'
+	GROUP BY patch_id, context HAVING count(*) > 1)")" = 0 ] || fail "two pending checks of one context"
+# A request after the first run gets a recheck run.
+sed -e 's/^Message-I[dD]: <recheck\.1@/Message-ID: <recheck.2@/' -e 's/^From recheck\.1@/From recheck.2@/' \
+	"$TMP/corpus/17-recheck.eml" >"$TMP/again.eml"
+mkdir -p "$TMP/again" && mv "$TMP/again.eml" "$TMP/again/01.eml"
+corpus_mbox "$TMP/again" "$TMP/again.mbox"
+expect_rc 0 $C ingest --mbox "$TMP/again.mbox"
+expect_grep '^recheck requests: +1$' "$TMP/out"
+expect_rc 0 $C plan
+expect_grep ' rechecks_planned=1 ' "$TMP/out"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM runs WHERE reason = 'recheck'")" = 1 ] || fail "no recheck run"
 
 # A tree that cannot be reached: the series waits, counted, and the pass fails.
 jq '.trees["dpdk-demo"].url = "/nonexistent/dpdk.git"' profiles/demo.json >"$TMP/profiles/demo.json"

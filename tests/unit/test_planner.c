@@ -545,7 +545,7 @@ static void test_base_commit(void **state)
 {
 	struct fx *f = *state;
 	const char *lib = "lib/eal/common/eal_common_options.c";
-	int64_t found, absent, bad, patch1, run;
+	int64_t found, absent, bad, patch1, patch2, run;
 	char text[64];
 	cJSON *spec;
 
@@ -558,8 +558,13 @@ static void test_base_commit(void **state)
 	add_patch(f, patch1, 1, lib, f->c1);
 	add_patch(f, patch1, 2, lib, NULL);
 	complete_series(f, patch1, NOW - 30);
+	/* Nor on patch 1: the first patch that carries one. */
+	patch2 = add_series(f, "eal: last patch base", 2, 0, "", NULL, lib);
+	add_patch(f, patch2, 1, lib, NULL);
+	add_patch(f, patch2, 2, lib, f->c1);
+	complete_series(f, patch2, NOW - 30);
 	pass(f);
-	assert_int_equal(f->pl.stats.runs_created, 4);
+	assert_int_equal(f->pl.stats.runs_created, 5);
 	assert_int_equal(f->pl.stats.errors, 0);
 
 	run = run_of(f, found, "dpdk");
@@ -600,6 +605,12 @@ static void test_base_commit(void **state)
 	assert_string_equal(text, f->c1);
 	assert_int_equal(count_where(f, "SELECT max(priority) FROM jobs WHERE run_id = ?1", run),
 			 PLANNER_PRIORITY_SERIES);
+	run = run_of(f, patch2, "dpdk");
+	run_field(f, run, "base_commit", text, sizeof(text));
+	assert_string_equal(text, f->c1);
+	spec = job_spec(f, run, DEMO, "release");
+	assert_string_equal(get_str(spec, "tree.base_source"), "base-commit");
+	cJSON_Delete(spec);
 }
 
 static void test_stable_tag_and_path_rule(void **state)
@@ -663,19 +674,40 @@ static void test_stable_tag_and_path_rule(void **state)
 static void test_recheck(void **state)
 {
 	struct fx *f = *state;
-	int64_t s, first, r1, r2, r3, r4, r5, r6, run;
-	char c3[41], text[256];
+	int64_t s, first, r0, r1, r2, r3, r4, r5, r6, run;
+	char c3[41], text[256], want[128];
 	cJSON *spec;
 
 	s = add_series(f, "mempool: speed up bulk get", 2, 2, "", NULL, "lib/mempool/x.c");
-	/* A request on a series without its first run waits for it. */
-	r1 = add_recheck(f, s, DEMO ",other-lab-testing", NULL);
+	/* A request older than the series' first run (a new store reading a
+	 * day of history) is answered by that run: one run, one pending
+	 * check per context and patch. */
+	r0 = add_recheck(f, s, DEMO, NULL);
 	pass(f);
-	assert_int_equal(f->pl.stats.rechecks_planned, 1);
+	assert_int_equal(f->pl.stats.series_planned, 1);
+	assert_int_equal(f->pl.stats.rechecks_planned, 0);
+	assert_int_equal(count_where(f, "SELECT count(*) FROM runs WHERE series_id = ?1", s), 1);
 	first = q_int(f, "SELECT min(id) FROM runs WHERE series_id = ?1 AND reason = 'new'",
 		      STORE_ARGS(STORE_INT(s)));
 	run_field(f, first, "base_commit", text, sizeof(text));
 	assert_string_equal(text, f->c2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM check_outbox c JOIN runs r ON"
+			       " r.id = c.run_id WHERE r.series_id = ?1 AND c.context = ?2",
+			       STORE_ARGS(STORE_INT(s), STORE_TEXT(DEMO))),
+			 count_where(f, "SELECT count(*) FROM check_outbox WHERE run_id = ?1 AND"
+				     " context = '" DEMO "'", first));
+	q_text(f, "SELECT state || ':' || coalesce(reason, '') FROM recheck_requests WHERE id = ?1",
+	       STORE_ARGS(STORE_INT(r0)), text, sizeof(text));
+	snprintf(want, sizeof(want), "planned:answered by the series' first run (run %lld)",
+		 (long long)first);
+	assert_string_equal(text, want);
+	pass(f);
+	assert_int_equal(f->pl.stats.runs_created, 0);
+
+	/* A request after the first run gets its own run. */
+	r1 = add_recheck(f, s, DEMO ",other-lab-testing", NULL);
+	pass(f);
+	assert_int_equal(f->pl.stats.rechecks_planned, 1);
 
 	/* main moves on; a plain recheck repeats the same base, only for
 	 * the context it names, ahead of new work. */
@@ -1233,11 +1265,12 @@ static void test_real_intake(void **state)
 	pass(f);
 	assert_int_equal(f->pl.stats.errors, 0);
 	/* All but the one that waits for series-100; the single patch
-	 * (net/null) gets two runs, and v2 its recheck run. */
+	 * (net/null) gets two runs; v2's Recheck-request came before its
+	 * first run, which answers it: no second run. */
 	assert_int_equal(f->pl.stats.series_waiting, 1);
 	assert_int_equal(f->pl.stats.series_planned, complete - 1);
-	assert_int_equal(f->pl.stats.rechecks_planned, 1);
-	assert_int_equal(f->pl.stats.runs_created, complete - 1 + 2);
+	assert_int_equal(f->pl.stats.rechecks_planned, 0);
+	assert_int_equal(f->pl.stats.runs_created, complete - 1 + 1);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM runs r JOIN series s ON s.id = r.series_id"
 			       " WHERE s.state <> 'complete'", NULL, 0), 0);
 
@@ -1248,8 +1281,10 @@ static void test_real_intake(void **state)
 	assert_int_equal(count_where(f, "SELECT count(*) FROM check_outbox WHERE run_id = ?1", run),
 			 3 + 1);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM runs WHERE series_id = ?1 AND reason ="
-			       " 'recheck' AND recheck_id IS NOT NULL", STORE_ARGS(STORE_INT(v2))),
-			 1);
+			       " 'recheck'", STORE_ARGS(STORE_INT(v2))), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM recheck_requests WHERE series_id = ?1"
+			       " AND state = 'planned' AND reason LIKE 'answered by the series''"
+			       " first run (run %'", STORE_ARGS(STORE_INT(v2))), 1);
 	spec = job_spec(f, run, INTEL, "release");
 	assert_int_equal(get_num(spec, "series.patches"), 3);
 	assert_int_equal(get_num(spec, "series.version"), 2);
