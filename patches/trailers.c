@@ -581,11 +581,10 @@ static int text_line(struct parser *ps, const struct line *l, bool next_is_plus)
 		}
 	}
 
-	if (key_value(l, "depends-on", &v, &n)) {
-		if (ps->region == R_AFTER)
-			return 0;
+	/* After the diff too: Patchwork's mbox moves that text in front of
+	 * the diff, and a mail must mean the same from either. */
+	if (key_value(l, "depends-on", &v, &n))
 		return take_depends(ps, v, n);
-	}
 	if (key_value(l, "base-commit", &v, &n)) {
 		char hash[PG_TRAILERS_HASH_MAX];
 

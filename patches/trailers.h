@@ -34,7 +34,11 @@
  * with '>' (quoted mail) or white space never match, so a reply quoting
  * somebody's Recheck-request does not trigger a recheck.
  *
- *   Depends-on:      message, notes.  Items separated by ',' or white space,
+ *   Depends-on:      message, notes, after (Patchwork's mbox moves the text
+ *                    after the diff in front of it, into the notes: a mail
+ *                    means the same from an archive and from Patchwork;
+ *                    DPDK asks for it in the message or the notes).  Items
+ *                    separated by ',' or white space,
  *                    up to a '(' or '"' (DPDK adds the title in brackets):
  *                    "series-N" and "patch-N" (DPDK), "<msgid>" or a bare
  *                    "local@domain" (printable ASCII, at most 255 bytes),

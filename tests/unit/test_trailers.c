@@ -127,7 +127,8 @@ static void test_hunk_lines_are_not_trailers(void **state)
 }
 
 /* A non-git diff ("--- a" then "+++ b") also starts the diff; after it,
- * Depends-on is not honoured but base-commit is. */
+ * Depends-on and base-commit count, as they do when Patchwork moves them
+ * in front of the diff; a hunk line never does. */
 static void test_plain_diff_and_after(void **state)
 {
 	(void)state;
@@ -136,11 +137,12 @@ static void test_plain_diff_and_after(void **state)
 		    "+++ b/x.c\n"
 		    "@@ -1 +1 @@\n"
 		    "-a\n"
-		    "+b\n"
+		    "+Depends-on: series-9\n"
 		    "Depends-on: series-8\n"
 		    "base-commit: 210305F144B7D56C19ABBE6C36CB68C737EC5CFE\n",
 		    "base-commit 210305f144b7d56c19abbe6c36cb68c737ec5cfe\n"
 		    "depends-on series 7\n"
+		    "depends-on series 8\n"
 		    "diff yes\nmalformed 0\n");
 }
 
