@@ -8,7 +8,8 @@
 # the corpus is the same on every run.
 #
 #   01-04  [PATCH 0/3]..[PATCH 3/3] "mempool: speed up bulk get" (v1)
-#   05-08  [PATCH v2 0/3]..3/3, sent --in-reply-to the v1 cover (supersedes v1)
+#   05-08  [PATCH v2 0/3]..3/3, sent --in-reply-to the v1 cover (supersedes v1
+#          by title and by thread: the v2 cover's In-Reply-To is the v1 cover)
 #   09     [PATCH] net/null: fix tx burst            single patch, no counter
 #   10-11  [RFC PATCH 1/2], [RFC PATCH 2/2]           RFC without a cover
 #   12     [PATCH 22.11] mempool: fix stats           stable-branch tag
@@ -21,6 +22,10 @@
 #   21     a commit message with an unescaped "From the body ..." line
 #   22-27  broken: bad MIME boundary, no Message-ID, binary junk, headers only,
 #          an empty body (a valid mail, not a patch), an unterminated multipart
+#   28-29  [PATCH] eal: check lcore id, then [PATCH v2] eal: reject lcore ids
+#          beyond the maximum sent --in-reply-to it (supersedes by thread)
+#   30-31  [PATCH] ethdev: fix link status, then [PATCH v2] of the same title
+#          in a new thread (supersedes by title)
 set -eu
 
 out=${1:?usage: make-corpus.sh DIR}
@@ -48,13 +53,24 @@ commit() {	# commit FILE LINE SUBJECT [BODY]
 }
 
 # Pin format-patch's time-derived Message-Ids (<sha|cover>.TIME.git.email)
-# per batch, so that v1 and v2 covers differ but runs do not.
+# per batch, so that v1 and v2 covers differ but runs do not.  Only the
+# batch's own ids are rewritten, wherever the batch names them: a batch
+# sent --in-reply-to an earlier one keeps that one's id in In-Reply-To and
+# References, as `git send-email --in-reply-to` threads it.
 pin() {	# pin STAMP FILE...
 	stamp=$1
 	shift
+	script=
 	for f in "$@"; do
-		sed -i -e "s/\(<[0-9a-f]\{40\}\|<cover\)\.[0-9]\{9,11\}\.git\./\1.$stamp.git./g" \
-			-e "s/^Date: .*/Date: Fri, 2 Jan 2026 10:00:00 +0000/" "$f"
+		id=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$f")
+		new=$(printf '%s\n' "$id" |
+			sed "s/^\([0-9a-f]\{40\}\|cover\)\.[0-9]\{9,11\}\.git\./\1.$stamp.git./")
+		old=$(printf '%s\n' "$id" | sed 's/[.]/\\./g')
+		script="$script
+s/<$old>/<$new>/g"
+	done
+	for f in "$@"; do
+		sed -i -e "$script" -e "s/^Date: .*/Date: Fri, 2 Jan 2026 10:00:00 +0000/" "$f"
 	done
 }
 
@@ -121,6 +137,26 @@ commit lib/mempool/rte_mempool.c "int d;" "6:mempool: use the new helper"
 git format-patch -q --thread -1 --base="$base" -o "$work/dep"
 sed -i '0,/^---$/s//---\nDepends-on: series-100\n/' "$work"/dep/*.patch
 pin 1767340808 "$work"/dep/*.patch
+
+# Supersession by thread alone: v2 renamed, sent --in-reply-to v1; by
+# title alone: v2 of the same title in a thread of its own.
+git reset -q --hard "$base"
+commit lib/mempool/rte_mempool.c "int l1;" "7:eal: check lcore id"
+git format-patch -q --thread -1 -o "$work/thr1"
+pin 1767340810 "$work"/thr1/*.patch
+thr1=$(sed -n 's/^Message-I[dD]: <\(.*\)>/\1/p' "$work"/thr1/*.patch)
+git reset -q --hard "$base"
+commit lib/mempool/rte_mempool.c "int l2;" "7:eal: reject lcore ids beyond the maximum"
+git format-patch -q --thread -1 -v2 --in-reply-to="$thr1" -o "$work/thr2"
+pin 1767340811 "$work"/thr2/*.patch
+git reset -q --hard "$base"
+commit lib/mempool/rte_mempool.c "int e1;" "7:ethdev: fix link status"
+git format-patch -q --thread -1 -o "$work/ttl1"
+pin 1767340812 "$work"/ttl1/*.patch
+git reset -q --hard "$base"
+commit lib/mempool/rte_mempool.c "int e2;" "7:ethdev: fix link status"
+git format-patch -q --thread -1 -v2 -o "$work/ttl2"
+pin 1767340813 "$work"/ttl2/*.patch
 
 # A commit message with an unescaped From_ line in its body
 commit lib/mempool/rte_mempool.c "int f;" "6:mempool: explain" \
@@ -193,4 +229,8 @@ put from "$work"/from/*.patch
 for f in bad-boundary no-msgid binary-junk headers-only empty-body unterminated; do
 	put "broken-$f" "$here/../mail/$f.eml"
 done
+put thread-v1 "$work"/thr1/*.patch
+put thread-v2 "$work"/thr2/*.patch
+put title-v1 "$work"/ttl1/*.patch
+put title-v2 "$work"/ttl2/*.patch
 ls "$out" | wc -l >/dev/null

@@ -26,14 +26,14 @@ expect_grep '^series completed: +6$' "$TMP/out"
 # shellcheck disable=SC2086
 $MI deliver "$W" dev $rest >/dev/null 2>&1 || fail "second delivery failed"
 expect_rc 0 $C ingest --inbox "$W/dev"
-expect_grep '^messages read: +11$' "$TMP/out"
+expect_grep '^messages read: +15$' "$TMP/out"
 expect_grep '^  duplicates: +0$' "$TMP/out"
 expect_grep '^recheck requests: +1$' "$TMP/out"
 expect_rc 0 $C ingest --inbox "$W/dev"
 expect_grep '^messages read: +0$' "$TMP/out"
 expect_rc 0 $C series list --json
 cp "$TMP/out" "$TMP/local.json"
-jq_is "$TMP/local.json" '[.[] | select(.state == "superseded")] | length' 1
+jq_is "$TMP/local.json" '[.[] | select(.state == "superseded")] | length' 3
 jq_is "$TMP/local.json" '[.[] | select(.title == "ring: one")][0].received' 3
 expect_rc 0 $C db check
 
@@ -65,7 +65,7 @@ url=$(sed -n 's/^# bound \(http[^ ]*\).*/\1/p' "$TMP/httpd.log" | head -n 1)/dev
 write_config "$TMP/r.json" "\"sources\": [ { \"name\": \"dev-remote\", \"type\": \"public-inbox\", \"url\": \"$url\" } ], \"intake\": { \"stale_after_s\": 86400 }"
 sed -i "s|$TMP/state|$TMP/rstate|g" "$TMP/r.json"
 expect_rc 0 "$CTL" --config "$TMP/r.json" ingest
-expect_grep '^messages read: +27$' "$TMP/out"
+expect_grep '^messages read: +31$' "$TMP/out"
 [ -d "$TMP/rstate/mirrors/dev-remote/git/0.git" ] || fail "no mirror of the remote epoch"
 expect_rc 0 "$CTL" --config "$TMP/r.json" series list --json
 jq -c "$shape" "$TMP/out" >"$TMP/shape.remote"

@@ -13,23 +13,23 @@ C="$CTL --config $TMP/c.json"
 
 expect_rc 0 $C ingest --mbox "$TMP/corpus.mbox"
 cp "$TMP/out" "$TMP/first"
-expect_grep '^messages read: +27$' "$TMP/first"
-expect_grep '^  accepted: +25$' "$TMP/first"
+expect_grep '^messages read: +31$' "$TMP/first"
+expect_grep '^  accepted: +29$' "$TMP/first"
 expect_grep '^  rejected: +2$' "$TMP/first"
-expect_grep '^patches: +18$' "$TMP/first"
+expect_grep '^patches: +22$' "$TMP/first"
 expect_grep '^cover letters: +2$' "$TMP/first"
 expect_grep '^recheck requests: +1$' "$TMP/first"
 expect_grep '^test reports: +1 \(ignored\)$' "$TMP/first"
-expect_grep '^series created: +11$' "$TMP/first"
-expect_grep '^series completed: +10$' "$TMP/first"
-expect_grep '^series superseded: +1$' "$TMP/first"
+expect_grep '^series created: +15$' "$TMP/first"
+expect_grep '^series completed: +14$' "$TMP/first"
+expect_grep '^series superseded: +3$' "$TMP/first"
 expect_grep '^series stale: +1 ' "$TMP/first"
 expect_grep '^rejected: 1 x no Message-ID header$' "$TMP/first"
 expect_grep '^rejected: 1 x no header section$' "$TMP/first"
 
 expect_rc 0 $C series list --json
 cp "$TMP/out" "$TMP/list.json"
-jq_is "$TMP/list.json" 'length' 11
+jq_is "$TMP/list.json" 'length' 15
 by_title() { jq -r "[.[] | select(.title == \"$1\")] | $2" "$TMP/list.json"; }
 [ "$(by_title 'mempool: speed up bulk get' 'map(.version|tostring) | join(",")')" = "1,2" ] ||
 	fail "expected v1 and v2 of the mempool series"
@@ -40,6 +40,29 @@ jq_is "$TMP/list.json" ".[] | select(.id == $v1) | .superseded_by" "$v2"
 jq_is "$TMP/list.json" ".[] | select(.id == $v2) | .state" complete
 jq_is "$TMP/list.json" ".[] | select(.id == $v2) | .supersedes" "$v1"
 jq_is "$TMP/list.json" ".[] | select(.id == $v2) | .cover_msgid | test(\"^cover\\\\.\")" true
+# v2 was sent as `git send-email --in-reply-to` threads it: its cover
+# answers the v1 cover, its patches carry the whole chain.
+v1cover=$(sed -n 's/^Message-I[dD]: <\(.*\)>/\1/p' "$TMP/corpus/01-v1-cover.eml")
+v2cover=$(sed -n 's/^Message-I[dD]: <\(.*\)>/\1/p' "$TMP/corpus/05-v2-cover.eml")
+[ "$v1cover" != "$v2cover" ] || fail "v1 and v2 covers share a Message-ID"
+grep -qx "In-Reply-To: <$v1cover>" "$TMP/corpus/05-v2-cover.eml" || fail "v2 cover not threaded onto v1"
+sed -n '/^References:/,/^[^ 	]*:/p' "$TMP/corpus/06-v2-1.eml" | grep -q "<$v1cover>" &&
+	sed -n '/^References:/,/^[^ 	]*:/p' "$TMP/corpus/06-v2-1.eml" | grep -q "<$v2cover>" ||
+	fail "v2 patch References lack the chain"
+# Either rule supersedes alone: a renamed v2 sent in reply to v1 (thread),
+# and a v2 of the same title in a thread of its own (title).
+thr1=$(by_title 'eal: check lcore id' '.[0].id')
+thr2=$(by_title 'eal: reject lcore ids beyond the maximum' '.[0].id')
+jq_is "$TMP/list.json" ".[] | select(.id == $thr1) | .state" superseded
+jq_is "$TMP/list.json" ".[] | select(.id == $thr1) | .superseded_by" "$thr2"
+jq_is "$TMP/list.json" ".[] | select(.id == $thr2) | .state" complete
+[ "$(by_title 'ethdev: fix link status' 'map(.version|tostring) | join(",")')" = "1,2" ] ||
+	fail "expected v1 and v2 of the ethdev patch"
+ttl1=$(by_title 'ethdev: fix link status' '.[0].id')
+ttl2=$(by_title 'ethdev: fix link status' '.[1].id')
+jq_is "$TMP/list.json" ".[] | select(.id == $ttl1) | .state" superseded
+jq_is "$TMP/list.json" ".[] | select(.id == $ttl1) | .superseded_by" "$ttl2"
+jq_is "$TMP/list.json" "[.[] | select(.id == $ttl1 or .id == $ttl2) | .root_msgid] | unique | length" 2
 [ "$(by_title 'net/null: fix tx burst' '.[0].total')" = 1 ] || fail "single patch is not a series of one"
 [ "$(by_title 'mempool: rework cache' '.[0].rfc')" = true ] || fail "RFC not flagged"
 [ "$(by_title 'mempool: rework cache' '.[0].state')" = complete ] || fail "RFC pair incomplete"
@@ -54,7 +77,7 @@ jq_is "$TMP/list.json" ".[] | select(.id == $v2) | .cover_msgid | test(\"^cover\
 expect_rc 0 $C series list --state stale
 [ "$(grep -c 'hash: first of three' "$TMP/out")" = 1 ] || fail "--state stale"
 expect_rc 0 $C series list --state superseded --json
-jq_is "$TMP/out" 'length' 1
+jq_is "$TMP/out" 'length' 3
 expect_rc 2 $C series list --state bogus
 
 # series show: dependencies, base-commit, the recheck request.
@@ -82,7 +105,7 @@ expect_rc 2 $C series show abc
 
 # The same mbox again: everything is a duplicate, nothing changes.
 expect_rc 0 $C ingest --mbox "$TMP/corpus.mbox"
-expect_grep '^  duplicates: +27$' "$TMP/out"
+expect_grep '^  duplicates: +31$' "$TMP/out"
 expect_grep '^series created: +0$' "$TMP/out"
 expect_rc 0 $C series list --json
 diff "$TMP/list.json" "$TMP/out" >/dev/null || fail "a second ingest changed the series"
