@@ -41,7 +41,10 @@ GET  /api/V/patches/{id}/           detail: headers, content, diff, prefixes,
                                     mbox URL, series list, aggregate check
 GET  /api/V/covers/ and /covers/{id}/
 GET  /api/V/patches/{id}/comments/  (1.1+), /covers/{id}/comments/ (1.1+)
-GET  /api/V/patches/{id}/comments/{cid}/, /covers/{id}/comments/{cid}/ (1.3)
+GET  /api/V/patches/{id}/comments/{cid}/, /covers/{id}/comments/{cid}/ (1.3;
+                                    comments carry no "url", and "addressed"
+                                    from 1.3: null unless the mail had
+                                    X-Patchwork-Action-Required)
 GET  /api/V/patches/{id}/checks/    list (filters user (id or username), state
                                     (the model's numbers 0-3, as Django's
                                     ChoiceFilter over integer choices wants),
@@ -103,9 +106,15 @@ GET /project/{link}/patch/{msgid}/mbox/
                                   mbox form ("From patchwork <ctime>",
                                   X-Patchwork-Submitter, X-Patchwork-Id, the
                                   mail's headers except Content-Type and
-                                  Content-Transfer-Encoding; body = commit
-                                  message + review tags from comments + "---"
-                                  notes + diff).  ?series=* or ?series=ID adds
+                                  Content-Transfer-Encoding, refolded by
+                                  Python's email package as patchwork's are:
+                                  a long Message-Id moves to a continuation
+                                  line; body = commit message + review tags
+                                  from comments + "---" notes, then the text
+                                  that followed the diff (patchwork keeps
+                                  every non-diff line as content, up to the
+                                  signature), then the diff).  ?series=* or
+                                  ?series=ID adds
                                   the lower-numbered patches of its series,
                                   by number (404 when not in that series)
 GET /patch/{id}/raw/, /project/{link}/patch/{msgid}/raw/   the diff only
@@ -207,8 +216,10 @@ it.
 import argparse
 import base64
 import datetime
+import email.encoders
 import email.errors
 import email.header
+import email.mime.nonmultipart
 import email.parser
 import email.policy
 import email.utils
@@ -440,47 +451,113 @@ def split_mail(raw):
     return head + '\n', body
 
 
-def header_lines_without(head, names):
-    """The header block as lines, minus the named fields and their folds."""
-    out = []
-    skip = False
-    lower = [n.lower() for n in names]
-    for line in head.splitlines():
-        if line[:1] in (' ', '\t'):
-            if not skip:
-                out.append(line)
-            continue
-        name = line.split(':', 1)[0].strip().lower()
-        skip = name in lower
-        if not skip:
-            out.append(line)
-    return out
+SIGNATURE_RE = re.compile(r'^(-- |_+)\n.*', re.S | re.M)
+HUNK_RE = re.compile(r'^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@')
+# git diff's extended header lines (patchwork's EXTENDED_HEADER_LINES).
+EXTENDED_HEADERS = ('old mode ', 'new mode ', 'deleted file mode ',
+                    'new file mode ', 'copy from ', 'copy to ',
+                    'rename from ', 'rename to ', 'similarity index ',
+                    'dissimilarity index ', 'index ')
+
+
+def clean_content(text):
+    """patchwork parser.py clean_content: nothing from a signature ("-- ")
+    or list footer (a line of "_") on, stripped."""
+    return SIGNATURE_RE.sub('', text).strip()
+
+
+def parse_patch(text):
+    """patchwork parser.py parse_patch: (diff, comment).  File headers and
+    hunks (counted by their @@ line counts) go to the diff; every other
+    line to the comment, in order, so text after the diff (git's
+    base-commit, a Depends-on) lands after the message and the notes.
+    Header lines not followed by a hunk are held and, at the end, given to
+    the comment."""
+    diff, comment, held = [], [], []
+    state = 'text'      # text, header, minus, plus, hunk, meta
+    counts = [0, 0]
+    hunks = 0
+    for line in text.split('\n'):
+        line += '\n'
+        if state == 'text':
+            if line.startswith('diff ') or line.startswith('Index: '):
+                state = 'header'
+                held.append(line)
+            elif line.startswith('--- '):
+                state = 'minus'
+                held.append(line)
+            else:
+                comment.append(line)
+        elif state == 'header':
+            held.append(line)
+            if line.startswith('--- '):
+                state = 'minus'
+            if line.startswith(EXTENDED_HEADERS):
+                state = 'meta'
+        elif state == 'minus':
+            if line.startswith('+++ '):
+                state = 'plus'
+                held.append(line)
+            elif hunks:
+                state = 'header'
+                held.append(line)
+            else:
+                state = 'text'
+                comment.extend(held + [line])
+                held = []
+        elif state == 'plus':
+            m = HUNK_RE.match(line)
+            if m:
+                counts = [int(x) if x else 1 for x in m.groups()]
+                state = 'hunk'
+                diff.extend(held + [line])
+                held = []
+            elif line.startswith('--- '):
+                diff.extend(held + [line])
+                held = []
+                state = 'minus'
+            elif hunks and line.startswith('\\ No newline at end of file'):
+                diff.append(line)
+            elif hunks:
+                state = 'header'
+                held.append(line)
+            else:
+                state = 'text'
+                comment.extend(held + [line])
+                held = []
+        elif state == 'hunk':
+            if line.startswith('-'):
+                counts[0] -= 1
+            elif line.startswith('+'):
+                counts[1] -= 1
+            elif not line.startswith('\\ No newline at end of file'):
+                counts[0] -= 1
+                counts[1] -= 1
+            diff.append(line)
+            if counts[0] <= 0 and counts[1] <= 0:
+                state = 'plus'
+                hunks += 1
+        else:   # meta: extended header lines of a git diff
+            if line.startswith(EXTENDED_HEADERS):
+                diff.extend(held + [line])
+                held = []
+            elif line.startswith('--- '):
+                diff.extend(held + [line])
+                held = []
+                state = 'minus'
+            else:
+                held.append(line)
+                state = 'header'
+    comment.extend(held)
+    return ''.join(diff), ''.join(comment)
 
 
 def split_content_diff(body):
-    """patchwork keeps the text before the diff as content, the rest as diff;
-    the signature ("-- " line) is not part of either."""
-    lines = body.split('\n')
-    start = None
-    for i, line in enumerate(lines):
-        if line.startswith('diff --git ') or line.startswith('Index: '):
-            start = i
-            break
-    if start is None:
-        content, diff = body, ''
-    else:
-        content = '\n'.join(lines[:start])
-        diff_lines = lines[start:]
-        for j in range(len(diff_lines) - 1, -1, -1):
-            if diff_lines[j] == '-- ':
-                diff_lines = diff_lines[:j]
-                break
-        diff = '\n'.join(diff_lines)
-        if diff and not diff.endswith('\n'):
-            diff += '\n'
-    # A cover letter or comment: drop the signature too.
-    parts = re.split(r'\n-- \n', '\n' + content, maxsplit=1)
-    content = parts[0][1:] if parts[0].startswith('\n') else parts[0]
+    """What patchwork keeps of a patch mail's text part: the diff, and as
+    content every other line (the message, the notes, and whatever follows
+    the diff) up to the signature (find_patch_content)."""
+    diff, comment = parse_patch(body)
+    content = clean_content(comment.strip() + '\n') if comment else ''
     return content, diff
 
 
@@ -786,9 +863,15 @@ class State:
             raise ValueError('comment: unknown %s' % kind)
         person = self.person_for(mail.from_name, mail.from_email)
         cid = self.new_id(kind + '-comment', table, spec.get('id'))
+        # A comment is never split into a diff (find_comment_content); its
+        # "addressed" is null unless the mail asks for action
+        # (find_comment_addressed_by_header).
+        mail.content, mail.diff = clean_content(mail.body), ''
+        addressed = (False if 'X-Patchwork-Action-Required' in mail.msg
+                     else None)
         table[cid] = {'id': cid, 'kind': kind, 'parent': parent['id'],
                       'mail': mail, 'submitter': person['id'],
-                      'addressed': False}
+                      'addressed': addressed}
         eid = None
         if event:
             project = self.find_project(parent['project'])
@@ -992,9 +1075,11 @@ class Renderer:
                                             '1.3': ('url',)})
 
     def comment_detail(self, c):
+        """patchwork 3.1 api/comment.py: no "url" (the field list of the
+        comment serializers leaves it out), "addressed" from 1.3."""
         parent = (self.st.patches if c['kind'] == 'patch'
                   else self.st.covers)[c['parent']]
-        d = {'id': c['id'], 'url': self.comment_url(c),
+        d = {'id': c['id'],
              'web_url': self.comment_web_url(c), 'msgid': c['mail'].msgid,
              'list_archive_url': self.archive_url(parent['project'],
                                                   c['mail'].msgid),
@@ -1006,7 +1091,7 @@ class Renderer:
              'addressed': c['addressed']}
         return drop_versioned(d, self.ver, {'1.1': ('web_url',),
                                             '1.2': ('list_archive_url',),
-                                            '1.3': ('addressed', 'url')})
+                                            '1.3': ('addressed',)})
 
     def check_embedded(self, cid):
         c = self.st.checks.get(cid)
@@ -1130,13 +1215,21 @@ class Renderer:
             '1.2': ('list_archive_url',)})
 
 
+POSTSCRIPT_RE = re.compile(r'^-{2,3} ?$', re.M)
+
+
 def submission_to_mbox(st, sub, is_patch):
-    """patchwork views/utils.py _submission_to_mbox, no From escaping."""
+    """patchwork views/utils.py _submission_to_mbox: the content (message,
+    notes, and what followed the diff) with review tags, "---" and the
+    notes, then the diff; headers set again through Python's email package
+    (policy compat32), which folds the long ones (a Message-Id of git's
+    <sha.time.git.address> form goes to a continuation line).  No From
+    escaping (Message.as_bytes does not mangle)."""
     mail = sub['mail']
     body = ''
     if mail.content:
         body = mail.content.strip() + '\n'
-    parts = re.split(r'\n-{2,3} ?\n', body, maxsplit=1)
+    parts = POSTSCRIPT_RE.split(body, 1)
     if len(parts) == 2:
         body, postscript = parts
         body = body.strip() + '\n'
@@ -1149,29 +1242,32 @@ def submission_to_mbox(st, sub, is_patch):
                 for m in TAG_RE.finditer(c['mail'].content):
                     body += m.group(0) + '\n'
     if postscript:
-        body += '---\n' + postscript + '\n'
+        body += '---' + postscript + '\n'
     if is_patch and mail.diff:
         body += '\n' + mail.diff
-    try:
-        body.encode('ascii')
-        cte = '7bit'
-    except UnicodeEncodeError:
-        cte = '8bit'
+    out = email.mime.nonmultipart.MIMENonMultipart('text', 'plain',
+                                                   charset='utf-8')
+    out.set_payload(body.encode('utf-8'))
+    email.encoders.encode_7or8bit(out)
     person = st.people[sub['submitter']]
-    submitter = email.utils.formataddr((person['name'], person['email']))
-    lines = ['From patchwork ' + mail.date.ctime(),
-             'Content-Type: text/plain; charset="utf-8"',
-             'MIME-Version: 1.0',
-             'Content-Transfer-Encoding: ' + cte,
-             'X-Patchwork-Submitter: ' + submitter,
-             'X-Patchwork-Id: %d' % sub['id']]
+    out['X-Patchwork-Submitter'] = email.utils.formataddr(
+        (str(email.header.Header(person['name'], 'utf-8')), person['email']))
+    out['X-Patchwork-Id'] = str(sub['id'])
     if is_patch and sub.get('delegate') is not None:
         delegate = st.users.get(sub['delegate'])
         if delegate is not None:
-            lines.append('X-Patchwork-Delegate: ' + delegate['email'])
-    lines += header_lines_without(mail.head, ['Content-Type',
-                                              'Content-Transfer-Encoding'])
-    return '\n'.join(lines) + '\n\n' + body
+            out['X-Patchwork-Delegate'] = delegate['email']
+    out.set_unixfrom('From patchwork ' + mail.date.ctime())
+    orig = email.parser.HeaderParser(policy=email.policy.compat32).parsestr(
+        mail.head)
+    for key, val in orig.items():
+        if key in ('Content-Type', 'Content-Transfer-Encoding'):
+            continue
+        out[key] = val
+    if 'Date' not in out:
+        out['Date'] = email.utils.formatdate(
+            mail.date.replace(tzinfo=datetime.timezone.utc).timestamp())
+    return out.as_bytes(True).decode()
 
 
 def series_mbox_filename(name):

@@ -188,6 +188,46 @@ get "$B/series/2/mbox/"
 get "$B/cover/1001/mbox/"
 expect_code 302 "cover mbox redirect"
 
+# --- As patchwork 3.1 rebuilds a mail: the text after the diff (up to the
+# signature) is content, served after the notes and in front of the diff;
+# a long Message-Id is folded onto a continuation line.
+long=0123456789abcdef0123456789abcdef01234567.1796014799.git.carol@example.net
+sed -e "s/^Message-Id: <.*>/Message-Id: <$long>/" -e 's/lib: fix hello/lib: fix hello after/' \
+	-e '/^+fix$/a\
+\
+Depends-on: series-1\
+base-commit: 210305f144b7d56c19abbe6c36cb68c737ec5cfe' \
+	tests/patchwork/single/0001-lib-fix-hello.patch >"$TMP/after.patch"
+get -H 'Content-Type: application/json' \
+	--data-binary "{\"mails\":[{\"file\":\"$TMP/after.patch\",\"id\":701}]}" "$B/_fake/series"
+expect_code 200 "add a patch with text after its diff"
+get "$API/patches/701/"
+[ "$(json '("Depends-on: series-1" in d["content"], "Depends-on" in d["diff"], "2.39.5" in d["content"] + d["diff"])')" = \
+	"(True, False, False)" ] || fail "content and diff of a patch with text after its diff"
+get -L "$B/patch/701/mbox/"
+expect_code 200 "mbox of a patch with text after its diff"
+line_of() { grep -n -m1 -e "$1" "$TMP/body" | cut -d: -f1; }
+notes=$(line_of '^ 1 file changed')
+dep=$(line_of '^Depends-on: series-1$')
+base=$(line_of '^base-commit: ')
+diff=$(line_of '^diff --git ')
+[ -n "$notes" ] && [ -n "$dep" ] && [ -n "$base" ] && [ -n "$diff" ] &&
+	[ "$notes" -lt "$dep" ] && [ "$dep" -lt "$base" ] && [ "$base" -lt "$diff" ] ||
+	{ cat "$TMP/body" >&2; fail "text after the diff not moved in front of it"; }
+grep -q '^-- $' "$TMP/body" && fail "the signature is served"
+grep -A1 '^Message-Id: *$' "$TMP/body" | grep -qx " <$long>" ||
+	{ cat "$TMP/body" >&2; fail "long Message-Id not folded"; }
+# Comments: "addressed" (null unless the mail asks for action), no "url".
+get "$API/patches/101/comments/7001/"
+expect_code 200 "comment detail"
+[ "$(json '("url" in d, d["addressed"])')" = "(False, None)" ] || fail "comment detail fields"
+get "$API/patches/101/comments/"
+[ "$(json '[("url" in c, c["addressed"]) for c in d]')" = "[(False, None)]" ] ||
+	fail "comment list fields"
+get "$B/api/1.2/patches/101/comments/"
+[ "$(json '[("url" in c, "addressed" in c) for c in d]')" = "[(False, False)]" ] ||
+	fail "comment fields in 1.2"
+
 # --- Checks.
 post_check() { # TOKEN JSON [PATCH]
 	get -H "Authorization: Token $1" -H 'Content-Type: application/json' \

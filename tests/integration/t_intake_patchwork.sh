@@ -89,6 +89,29 @@ expect_grep '^series created: +1$' "$TMP/out"
 expect_rc 0 $C series list --json
 jq_is "$TMP/out" '[.[] | select(.title == "lib: fix hello again")] | length' 1
 
+# A Depends-on written after the diff means the same from an archive as
+# through Patchwork, whose mbox moves that text in front of the diff.
+sed -e 's/lib: fix hello/lib: fix hello after/' -e 's/^Message-I[dD]: <\(.*\)>/Message-ID: <after.\1>/' \
+	-e '/^+fix$/a\
+\
+Depends-on: series-1' tests/patchwork/single/0001-lib-fix-hello.patch >"$TMP/after.patch"
+mkdir -p "$TMP/afterdir" && cp "$TMP/after.patch" "$TMP/afterdir/01.eml"
+corpus_mbox "$TMP/afterdir" "$TMP/after.mbox"
+write_config "$TMP/archive.json" "$src"
+sed -i "s|$TMP/state|$TMP/archive|g" "$TMP/archive.json"
+expect_rc 0 "$CTL" --config "$TMP/archive.json" ingest --mbox "$TMP/after.mbox"
+expect_rc 0 "$CTL" --config "$TMP/archive.json" series list --json
+sid=$(jq -r '[.[] | select(.title == "lib: fix hello after")][0].id' "$TMP/out")
+expect_rc 0 "$CTL" --config "$TMP/archive.json" series show "$sid" --json
+jq_is "$TMP/out" '.depends_on | map(.kind + " " + .ref) | join(",")' "series 1"
+fake series '{"project": "dpdk", "mails": [{"file": "'"$TMP"'/after.patch", "id": 801}]}' >/dev/null ||
+	fail "could not add a series"
+expect_rc 0 $C ingest
+expect_rc 0 $C series list --json
+sid=$(jq -r '[.[] | select(.title == "lib: fix hello after")][0].id' "$TMP/out")
+expect_rc 0 $C series show "$sid" --json
+jq_is "$TMP/out" '.depends_on | map(.kind + " " + .ref) | join(",")' "series 1"
+
 # The same mails from an archive first, then from Patchwork: assembled
 # once, with Patchwork's ids attached afterwards.
 write_config "$TMP/both.json" "$src"
