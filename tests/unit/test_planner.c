@@ -785,6 +785,27 @@ static void test_recheck(void **state)
 			       NULL, 0), 0);
 }
 
+/* A request with a rebase branch asks for another base than the first
+ * run's: older than that run or not, it gets a run of its own. */
+static void test_recheck_rebase_before_first_run(void **state)
+{
+	struct fx *f = *state;
+	int64_t s, r;
+	char text[128];
+
+	s = add_series(f, "mempool: speed up bulk put", 1, 1, "", NULL, "lib/mempool/x.c");
+	r = add_recheck(f, s, DEMO, "22.11");
+	pass(f);
+	assert_int_equal(f->pl.stats.errors, 0);
+	assert_int_equal(f->pl.stats.series_planned, 1);
+	assert_int_equal(f->pl.stats.rechecks_planned, 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM runs WHERE recheck_id = ?1 AND branch ="
+			       " '22.11'", STORE_ARGS(STORE_INT(r))), 1);
+	q_text(f, "SELECT state || ':' || coalesce(reason, '') FROM recheck_requests WHERE id = ?1",
+	       STORE_ARGS(STORE_INT(r)), text, sizeof(text));
+	assert_string_equal(text, "planned:");
+}
+
 static void test_superseded(void **state)
 {
 	struct fx *f = *state;
@@ -1433,6 +1454,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_base_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stable_tag_and_path_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recheck, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recheck_rebase_before_first_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_superseded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depends_on, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dep_resolve, setup, teardown),
