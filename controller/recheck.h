@@ -68,12 +68,14 @@ int recheck_is_pending(struct store *st, int64_t id, bool *pending, struct pg_er
  */
 int recheck_mark_planned(struct store *st, int64_t id, const char *reason, bool *changed,
 			 struct pg_err *err);
+int recheck_mark_ignored(struct store *st, int64_t id, const char *reason, bool *changed,
+			 struct pg_err *err);
 
 /*
  * The series' first run (run_id; the first of them when its contexts
- * span trees) was just planned: every request still
- * pending on series_id is older than it, and that run tests every context
- * on the base a plain recheck would repeat, so it answers them (planned,
+ * span trees) was just planned: every request still pending on series_id
+ * is older than it, and that run tests every context on the base a plain
+ * recheck would repeat, so it answers them (planned,
  * reason "answered by the series' first run (run N)"); a new store
  * reading a day of history would otherwise plan a first run and a recheck
  * run in one pass, two pending checks of one context.  A request with a
@@ -83,7 +85,5 @@ int recheck_mark_planned(struct store *st, int64_t id, const char *reason, bool 
  */
 int recheck_answer_by_first_run(struct store *st, int64_t series_id, int64_t run_id,
 				int64_t *n, struct pg_err *err);
-int recheck_mark_ignored(struct store *st, int64_t id, const char *reason, bool *changed,
-			 struct pg_err *err);
 
 #endif
