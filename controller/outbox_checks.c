@@ -46,6 +46,13 @@ int64_t outbox_retry_delay_s(unsigned int attempts, int64_t max_backoff_s,
 	return s;
 }
 
+int64_t outbox_claim_next_s(int64_t now_s, unsigned int attempts, int64_t post_timeout_s,
+			    int64_t max_backoff_s, uint64_t *rand)
+{
+	return now_s + (post_timeout_s > 0 ? post_timeout_s : 0) +
+	       outbox_retry_delay_s(attempts, max_backoff_s, -1, rand);
+}
+
 /* ---- rows ------------------------------------------------------------ */
 
 struct check_row {
@@ -400,9 +407,10 @@ static int deliver(struct outbox *ob, struct check_row *r, struct pg_err *err)
 	if (rc <= 0)
 		goto out;
 	/* Claim: from now on the row says a POST may have happened, and a
-	 * crash during it does not make the next start post at once. */
-	claim_next = outbox_now_s() + outbox_retry_delay_s(r->attempts + 1, ob->max_backoff_s,
-							   -1, &ob->rand);
+	 * crash during it does not make the next start look up and post
+	 * while that POST may still be making its check. */
+	claim_next = outbox_claim_next_s(outbox_now_s(), r->attempts + 1, ob->post_timeout_s,
+					 ob->max_backoff_s, &ob->rand);
 	rc = -1;
 	if (outbox_tx_run(ob->st, "claim a check",
 			  "UPDATE check_outbox SET attempts = attempts + 1, next_try = ?2"

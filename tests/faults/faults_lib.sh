@@ -301,3 +301,15 @@ fl_wait_settled() {
 	done
 	echo "settled after $(($(date +%s) - _t0)) s"
 }
+
+# fl_explain: on a loss or duplicate, what the fake holds and the store
+# says, and the outbox's log lines (for the report of a failing case).
+fl_explain() {
+	echo "--- checks at the fake:" >&2
+	jq -c '.checks[] | [.id, .patch, .context, .state, .date]' "$TMP/checks.json" >&2
+	echo "--- check outbox:" >&2
+	q "SELECT id, run_id, patch_id, state, delivery, attempts, response_code, response
+		FROM check_outbox" >&2
+	echo "--- outbox log:" >&2
+	grep -E 'outbox|killed|stopping' "$TMP/ctl.log" | tail -n 40 >&2
+}

@@ -123,6 +123,24 @@ static void test_retry_delay(void **state)
 	assert_int_equal(outbox_retry_delay_s(1, 900, 0, NULL), 1);
 }
 
+/* A try cut short by a crash: not due before its POST could have ended
+ * (the timeout) and the retry delay after it, as a timeout in-process. */
+static void test_claim_next(void **state)
+{
+	uint64_t rnd = 7;
+
+	(void)state;
+	assert_int_equal(outbox_claim_next_s(1000, 1, 30, 900, NULL), 1000 + 30 + 1);
+	assert_int_equal(outbox_claim_next_s(1000, 5, 30, 900, NULL), 1000 + 30 + 16);
+	assert_int_equal(outbox_claim_next_s(1000, 1, 0, 900, NULL), 1001);
+	assert_int_equal(outbox_claim_next_s(1000, 1, -5, 900, NULL), 1001);
+	for (int i = 0; i < 1000; i++) {
+		int64_t t = outbox_claim_next_s(1000, 8, 3, 2, &rnd);
+
+		assert_true(t >= 1000 + 3 + 1 && t <= 1000 + 3 + 2);
+	}
+}
+
 static void test_check_outcome(void **state)
 {
 	(void)state;
@@ -591,6 +609,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_retry_delay),
+		cmocka_unit_test(test_claim_next),
 		cmocka_unit_test(test_check_outcome),
 		cmocka_unit_test(test_strip_cc),
 		cmocka_unit_test(test_mail_refused),
