@@ -9,7 +9,8 @@
 #                            fake Patchwork as source (intake every 1 s) and
 #                            check target, the API on LISTEN (lease_s 4,
 #                            max_attempts 20, an admin token), EXTRA more
-#                            JSON members (e.g. "mail")
+#                            JSON members (e.g. "mail"); checks go to
+#                            $FL_CHECKS_URL when set
 #   fl_mail_conf             the "mail" member for the SMTP server on $sport
 #   fl_start_ctl CONFIG      the daemon ($ctl; log $TMP/ctl.log), waiting for
 #                            its API: $url, $port
@@ -25,8 +26,11 @@
 #   fl_results_counts [IDS]  "JOBS COMPLETED LOST DUP" (of the jobs IDS, a
 #                            comma-separated list, or all) from the store and the
 #                            agents' spools and logs (see below)
-#   fl_checks_counts         "LOST DUP" of checks, from the fake's record
-#   fl_mails_counts DIR...   "EXPECTED LOST DUP" of report mails in the SMTP
+#   fl_checks_counts [SERIES] "LOST DUP" of checks (of the store's series
+#                            SERIES, a comma-separated list, or all), from
+#                            the fake's record
+#   fl_mails_counts [SERIES] DIR...  "EXPECTED LOST DUP" of report mails
+#                            (of the series SERIES or all) in the SMTP
 #                            spools DIR..., against the store's verdicts
 . "$PG_TOP/tests/integration/delivery_lib.sh"
 
@@ -111,7 +115,7 @@ fl_ctl_conf() {
   "api": { "listen": "$2", "public_url": "https://perfgate.example.org/",
            "web_dir": "$PG_TOP/web", "lease_s": 4, "max_attempts": 20,
            "admin_token_file": "$TMP/admin-token" },
-  "checks": { "enabled": true, "patchwork_url": "$base/api/1.3", "token_file": "$TMP/pw-token",
+  "checks": { "enabled": true, "patchwork_url": "${FL_CHECKS_URL:-$base/api/1.3}", "token_file": "$TMP/pw-token",
               "username": "ci", "timeout_s": 3, "max_backoff_s": 2 }${3:+, $3} }
 EOF
 }
@@ -238,13 +242,21 @@ fl_results_counts() {
 # DUP the checks beyond the first of one (patch, context, state).
 fl_checks_counts() {
 	checks
-	_dup=$(jq '[.checks[] | [.patch, .context, .state] | tostring] | group_by(.)
-		| map(length - 1) | add // 0' "$TMP/checks.json")
-	jq -r '.checks[] | select(.state != "pending") | "\(.patch) \(.context)"' "$TMP/checks.json" |
+	_sin="" _pids="[]"
+	if [ -n "${1:-}" ]; then
+		_sin="AND r.series_id IN ($1)"
+		_pids="[$(q "SELECT group_concat(pw_patch_id) FROM patches WHERE series_id IN ($1)
+			AND pw_patch_id IS NOT NULL")]"
+	fi
+	jq --argjson only "$_pids" '[.checks[] | select(($only | length) == 0 or
+		(.patch as $p | $only | index($p)))]' "$TMP/checks.json" >"$TMP/checks-of.json"
+	_dup=$(jq '[.[] | [.patch, .context, .state] | tostring] | group_by(.)
+		| map(length - 1) | add // 0' "$TMP/checks-of.json")
+	jq -r '.[] | select(.state != "pending") | "\(.patch) \(.context)"' "$TMP/checks-of.json" |
 		sort -u >"$TMP/finals.txt"
 	q "SELECT DISTINCT p.pw_patch_id, j.context FROM jobs j JOIN runs r ON r.id = j.run_id
 		JOIN patches p ON p.series_id = r.series_id
-		WHERE r.state <> 'cancelled' AND p.number = (SELECT max(number) FROM patches
+		WHERE r.state <> 'cancelled' $_sin AND p.number = (SELECT max(number) FROM patches
 			WHERE series_id = r.series_id)" | tr '|' ' ' | sort -u >"$TMP/want-finals.txt"
 	_lost=$(comm -23 "$TMP/want-finals.txt" "$TMP/finals.txt" | wc -l)
 	comm -23 "$TMP/want-finals.txt" "$TMP/finals.txt" | sed 's/^/lost check: patch /' >&2
@@ -256,26 +268,39 @@ fl_checks_counts() {
 # context), found by Message-ID in the SMTP spools (every .eml); a context
 # verdict with no mail queued counts as expected and lost.
 fl_mails_counts() {
-	q "SELECT msgid FROM email_outbox" | tr -d '<>' | sort -u >"$TMP/want-mails.txt"
+	_sin="" _vin=""
+	case ${1:-} in
+	[0-9]*)
+		_sin="AND series_id IN ($1)"
+		_vin="AND v.run_id IN (SELECT id FROM runs WHERE series_id IN ($1))"
+		shift
+		;;
+	esac
+	q "SELECT msgid FROM email_outbox WHERE 1 $_sin" | tr -d '<>' | sort -u >"$TMP/want-mails.txt"
 	"$PY" -c '
 import email, glob, sys
 for d in sys.argv[1:]:
     for f in sorted(glob.glob(d + "/*.eml")):
         m = email.message_from_bytes(open(f, "rb").read())
         print(" ".join(str(m["Message-ID"] or "").split()).strip("<>"))
-' "$@" | sort >"$TMP/got-mails.txt" || fail "reading the SMTP spools"
+' "$@" | sort | grep -Fxf "$TMP/want-mails.txt" >"$TMP/got-mails.txt"
 	_want=$(wc -l <"$TMP/want-mails.txt")
 	_lost=$(sort -u "$TMP/got-mails.txt" | comm -23 "$TMP/want-mails.txt" - | wc -l)
 	_dup=$(($(wc -l <"$TMP/got-mails.txt") - $(sort -u "$TMP/got-mails.txt" | wc -l)))
 	_unqueued=$(q "SELECT count(*) FROM (SELECT DISTINCT run_id, context FROM verdicts v
-		WHERE metric IS NULL AND NOT EXISTS (SELECT 1 FROM email_outbox e
+		WHERE metric IS NULL $_vin AND NOT EXISTS (SELECT 1 FROM email_outbox e
 			WHERE e.run_id = v.run_id AND e.context = v.context))")
 	echo "$((_want + _unqueued)) $((_lost + _unqueued)) $_dup"
 }
 
 # fl_unsettled: how much work is left: jobs not ended, runs with no
-# context verdict, checks and mails still queued (0 when all is settled).
+# context verdict, checks and mails still queued (0 when all is settled);
+# only the jobs when fl_jobs_only=1 (no Patchwork, no mail).
 fl_unsettled() {
+	if [ "${fl_jobs_only:-0}" = 1 ]; then
+		q "SELECT count(*) FROM jobs WHERE state NOT IN ('done', 'cancelled', 'infra-error')"
+		return
+	fi
 	q "SELECT (SELECT count(*) FROM jobs WHERE state NOT IN ('done', 'cancelled', 'infra-error'))
 		+ (SELECT count(*) FROM runs r WHERE r.state <> 'cancelled' AND NOT EXISTS
 			(SELECT 1 FROM verdicts v WHERE v.run_id = r.id AND v.metric IS NULL))
@@ -312,4 +337,18 @@ fl_explain() {
 		FROM check_outbox" >&2
 	echo "--- outbox log:" >&2
 	grep -E 'outbox|killed|stopping' "$TMP/ctl.log" | tail -n 40 >&2
+}
+
+# fl_series_of FROM TO: the store's series (comma-separated) of the mails
+# fl_pw_series made as numbers FROM..TO.
+fl_series_of() {
+	_ids=""
+	for _i in $(seq "$1" "$2"); do _ids="$_ids${_ids:+,}'fault.$_i.$$@example.org'"; done
+	q "SELECT group_concat(DISTINCT p.series_id) FROM patches p JOIN messages m
+		ON m.id = p.message_id WHERE m.msgid IN ($_ids)"
+}
+# fl_jobs_of SERIES: their jobs (comma-separated).
+fl_jobs_of() {
+	q "SELECT group_concat(j.id) FROM jobs j JOIN runs r ON r.id = j.run_id
+		WHERE r.series_id IN ($1)"
 }
