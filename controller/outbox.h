@@ -247,7 +247,11 @@ struct outbox {
 	const struct ctl_mail *mail;	/* NULL or not enabled: no mails */
 	const char *smtp_password;	/* with mail->username */
 	int64_t max_backoff_s;		/* >= 1 */
-	int64_t post_timeout_s;		/* checks' timeout_s (>= 0) */
+	/* checks' timeout_s (>= 0): a claimed try is not due again before
+	 * it (outbox_claim_next_s()), and a POST that timed out is tried
+	 * again (a lookup first) that much later on top of the backoff, so
+	 * that a check Patchwork was still making is found, not made twice */
+	int64_t post_timeout_s;
 	uint64_t rand;			/* jitter state: seed it (any value) */
 	/* Checked between rows: a pass returns early when it is set. */
 	const atomic_bool *stop;

@@ -4,12 +4,12 @@
 # that the faults below hit check delivery and not intake) and report mails
 # to a real SMTP server.  Each repetition runs every kind once: two new
 # series are added, the fault holds for FAULT_STRETCH_S seconds (default
-# 6; the configuration retries at most 2 s apart, so the stretch is several
+# 4; the configuration retries at most 2 s apart, so the stretch is several
 # retries, as minutes are with production backoff), then it ends:
 #   unreachable       the checks' port closed (the TCP forwarder in front of
 #                     the fake killed, started again on the same port after)
-#   slow              every answer 4 s late, after the client's 3 s timeout
-#                     (the work done, the answer to nobody)
+#   slow              every POST answered 4 s late, after the client's 3 s
+#                     timeout (the check made, the answer to nobody)
 #   HTTP 500, 502     Django's error page
 #   HTTP 429          with Retry-After: 3
 #   garbage JSON      every answer cut in half (POSTs make their check)
@@ -23,7 +23,7 @@
 . "$PG_TOP/tests/faults/lib.sh"
 . "$PG_TOP/tests/faults/faults_lib.sh"
 
-: "${FAULT_STRETCH_S:=6}"
+: "${FAULT_STRETCH_S:=4}"
 fl_start_patchwork
 pw_port=${base##*:}
 spool_n=1
@@ -67,7 +67,7 @@ for rep in $(seq "$FAULT_REPS"); do
 		first=$((fl_series_n + 1))
 		case $kind in
 		unreachable) stop_proxy; wait "$proxy" 2>/dev/null ;;
-		slow) fake fail "{\"hang\": 4, \"for_s\": $FAULT_STRETCH_S, \"path\": \"/api/1.2/\"}" ;;
+		slow) fake fail "{\"hang\": 4, \"for_s\": $FAULT_STRETCH_S, \"method\": \"POST\", \"path\": \"/api/1.2/\"}" ;;
 		http500) fake fail "{\"status\": 500, \"for_s\": $FAULT_STRETCH_S, \"path\": \"/api/1.2/\"}" ;;
 		http502) fake fail "{\"status\": 502, \"for_s\": $FAULT_STRETCH_S, \"path\": \"/api/1.2/\"}" ;;
 		http429) fake fail "{\"status\": 429, \"retry_after\": \"3\", \"body\": \"{\\\"detail\\\":\\\"Request was throttled.\\\"}\", \"for_s\": $FAULT_STRETCH_S, \"path\": \"/api/1.2/\"}" ;;
