@@ -24,7 +24,7 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
 	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
 demo_tree
 fl_jobs_only=1
-total=$((20 + 24 * FAULT_REPS))
+total=$((8 + 2 * 10 * FAULT_REPS))
 python3 tests/intake/gen-archive.py "$TMP/full" "$total" >/dev/null || fail "gen-archive failed"
 FULL="$TMP/full/git/0.git"
 git -C "$FULL" rev-list --reverse master >"$TMP/full.commits"
@@ -81,7 +81,7 @@ phase() {	# phase KIND: a fresh archive, store, daemon and agents
 	# Every object of the full archive, under no ref (no gc runs here).
 	git -C "$E" fetch -q "$FULL" master:refs/fault/full || fail "git fetch"
 	git -C "$E" update-ref -d refs/fault/full
-	deliver_to 12
+	deliver_to 8
 	echo "admin-token-0123456789abcdef" >"$TMP/admin-token"
 	cat >"$TMP/c.json" <<EOF
 { "db": "$db", "data_dir": "$TMP/state", "profiles_dir": "$TMP/profiles",
@@ -98,7 +98,7 @@ EOF
 	n=0
 	for rep in $(seq "$FAULT_REPS"); do
 		n=$((n + 1))
-		deliver_to $((delivered + $(rand_between 4 8)))
+		deliver_to $((delivered + $(rand_between 3 6)))
 		wait_until "the new mails read" read_all
 		from=$(fl_log_lines "$TMP/ctl.log")
 		case $kind in
