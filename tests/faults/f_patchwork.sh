@@ -4,7 +4,7 @@
 # that the faults below hit check delivery and not intake) and report mails
 # to a real SMTP server.  Each repetition runs every kind once: two new
 # series are added, the fault holds for FAULT_STRETCH_S seconds (default
-# 4; the configuration retries at most 2 s apart, so the stretch is several
+# 3 in the short form, 6 in the long; the configuration retries at most 2 s apart, so the stretch is several
 # retries, as minutes are with production backoff), then it ends:
 #   unreachable       the checks' port closed (the TCP forwarder in front of
 #                     the fake killed, started again on the same port after)
@@ -23,7 +23,7 @@
 . "$PG_TOP/tests/faults/lib.sh"
 . "$PG_TOP/tests/faults/faults_lib.sh"
 
-: "${FAULT_STRETCH_S:=4}"
+if [ "$FAULT_REPS" -gt 1 ]; then : "${FAULT_STRETCH_S:=6}"; else : "${FAULT_STRETCH_S:=3}"; fi
 fl_start_patchwork
 pw_port=${base##*:}
 spool_n=1

@@ -189,8 +189,9 @@ fl_stop_agents() {
 #              (job, attempt) whose result an agent spooled (its log says
 #              "result spooled" or it reported a held job at restart) with
 #              no result row while the controller did not end that attempt
-#              itself (expired, cancelled), plus result files left in a
-#              spool
+#              itself (expired, cancelled), plus every (job, attempt) the
+#              controller acknowledged ("result delivered") with no result
+#              row, plus result files left in a spool
 #   DUP        results beyond the first final (non infra-error) one of a
 #              job, and attempts beyond the first that ended 'ok'
 fl_results_counts() {
@@ -217,6 +218,19 @@ fl_results_counts() {
 			_lost=$((_lost + 1))
 		fi
 	done <"$TMP/spooled.txt"
+	# Acknowledged: the controller said it has it; nothing excuses its loss.
+	cat "$TMP"/agent-*.log 2>/dev/null |
+		sed -n 's/.*job \([0-9]*\) attempt \([0-9]*\): result delivered.*/\1 \2/p' |
+		sort -u >"$TMP/acked.txt"
+	while read -r _j _a; do
+		if [ -n "${1:-}" ]; then
+			case ",$1," in *",$_j,"*) ;; *) continue ;; esac
+		fi
+		if [ "$(q "SELECT count(*) FROM results WHERE job_id = $_j AND attempt = $_a")" = 0 ]; then
+			echo "lost: job $_j attempt $_a: acknowledged to the agent, not in the store" >&2
+			_lost=$((_lost + 1))
+		fi
+	done <"$TMP/acked.txt"
 	_left=0
 	for _f in "$TMP"/agent-*/spool/result-*; do
 		[ -e "$_f" ] || continue
