@@ -91,6 +91,7 @@ int ctl_outbox_start(struct ctl_outbox *o, const struct ctl_config *cfg, struct 
 	o->ob.mail = cfg->mail.enabled ? &cfg->mail : NULL;
 	o->ob.smtp_password = cfg->mail.username ? o->password : NULL;
 	o->ob.max_backoff_s = cfg->checks.max_backoff_s;
+	o->ob.post_timeout_s = cfg->checks.timeout_s;
 	o->ob.rand = (uint64_t)pg_time_wall_ms() ^ ((uint64_t)getpid() << 32);
 	o->ob.stop = &o->stop;
 	/* Signals are the main loop's: this thread never takes them. */

@@ -247,6 +247,11 @@ struct outbox {
 	const struct ctl_mail *mail;	/* NULL or not enabled: no mails */
 	const char *smtp_password;	/* with mail->username */
 	int64_t max_backoff_s;		/* >= 1 */
+	/* checks' timeout_s (>= 0): a claimed try is not due again before
+	 * it (outbox_claim_next_s()), and a POST that timed out is tried
+	 * again (a lookup first) that much later on top of the backoff, so
+	 * that a check Patchwork was still making is found, not made twice */
+	int64_t post_timeout_s;
 	uint64_t rand;			/* jitter state: seed it (any value) */
 	/* Checked between rows: a pass returns early when it is set. */
 	const atomic_bool *stop;
@@ -288,6 +293,18 @@ enum outbox_outcome outbox_check_outcome(int rc, enum pg_errcode code);
  */
 int64_t outbox_retry_delay_s(unsigned int attempts, int64_t max_backoff_s,
 			     int64_t retry_after_ms, uint64_t *rand);
+
+/*
+ * When a check row claimed for its attempts-th try (>= 1) at now_s becomes
+ * due again should this process die during the try: after post_timeout_s
+ * (a POST cut short by a crash may still be worked on by Patchwork until
+ * the client would have given up on it) plus the retry delay, as a try that
+ * timed out in this process waits.  Sooner, the lookup that precedes the
+ * next try could miss the check the abandoned POST is making, and post it
+ * twice.  rand as outbox_retry_delay_s().
+ */
+int64_t outbox_claim_next_s(int64_t now_s, unsigned int attempts, int64_t post_timeout_s,
+			    int64_t max_backoff_s, uint64_t *rand);
 
 /*
  * The message msg[0..len) without its Cc header field (folded lines

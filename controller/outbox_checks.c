@@ -46,6 +46,13 @@ int64_t outbox_retry_delay_s(unsigned int attempts, int64_t max_backoff_s,
 	return s;
 }
 
+int64_t outbox_claim_next_s(int64_t now_s, unsigned int attempts, int64_t post_timeout_s,
+			    int64_t max_backoff_s, uint64_t *rand)
+{
+	return now_s + (post_timeout_s > 0 ? post_timeout_s : 0) +
+	       outbox_retry_delay_s(attempts, max_backoff_s, -1, rand);
+}
+
 /* ---- rows ------------------------------------------------------------ */
 
 struct check_row {
@@ -211,14 +218,14 @@ static int record_sent(struct outbox *ob, const struct check_row *r, long code,
 }
 
 static int record_retry(struct outbox *ob, const struct check_row *r, long code,
-			const char *response, int64_t retry_after_ms, int64_t *delay,
-			struct pg_err *err)
+			const char *response, int64_t retry_after_ms, int64_t extra_s,
+			int64_t *delay, struct pg_err *err)
 {
 	char cut[OUTBOX_RESPONSE_MAX + 1];
 	int64_t now = outbox_now_s();
 
-	*delay = outbox_retry_delay_s(r->attempts + 1, ob->max_backoff_s, retry_after_ms,
-				      &ob->rand);
+	*delay = extra_s + outbox_retry_delay_s(r->attempts + 1, ob->max_backoff_s,
+						retry_after_ms, &ob->rand);
 	outbox_response_cut(response, strlen(response), cut, sizeof(cut));
 	return outbox_tx_run(ob->st, "record a check to retry",
 			     "UPDATE check_outbox SET next_try = ?2, response_code = ?3,"
@@ -248,15 +255,16 @@ static void row_name(const struct check_row *r, char *out, size_t outlen)
 		   PRId64 ")", r->id, r->run_id, r->context, r->state_name, r->pw_patch_id);
 }
 
-/* A try that can be retried: record it, count it, say so. */
+/* A try that can be retried: record it, count it, say so.  extra_s:
+ * seconds to wait on top of the backoff. */
 static int try_again(struct outbox *ob, const struct check_row *r, long code,
-		     const char *response, int64_t retry_after_ms, const char *why,
-		     struct pg_err *err)
+		     const char *response, int64_t retry_after_ms, int64_t extra_s,
+		     const char *why, struct pg_err *err)
 {
 	char name[512];
 	int64_t delay = 0;
 
-	if (record_retry(ob, r, code, response, retry_after_ms, &delay, err) < 0)
+	if (record_retry(ob, r, code, response, retry_after_ms, extra_s, &delay, err) < 0)
 		return -1;
 	ob->stats.checks_retried++;
 	row_name(r, name, sizeof(name));
@@ -363,7 +371,7 @@ static int find_lost(struct outbox *ob, const struct check_row *r, struct pg_err
 			      &nerr);
 	if (rc < 0) {
 		if (outbox_check_outcome(rc, nerr.code) == OUTBOX_RETRY)
-			rc = try_again(ob, r, 0, nerr.msg, -1, nerr.msg, err);
+			rc = try_again(ob, r, 0, nerr.msg, -1, 0, nerr.msg, err);
 		else
 			rc = give_up(ob, r, 0, nerr.msg, nerr.msg, err);
 		return rc < 0 ? -1 : 2;
@@ -400,9 +408,10 @@ static int deliver(struct outbox *ob, struct check_row *r, struct pg_err *err)
 	if (rc <= 0)
 		goto out;
 	/* Claim: from now on the row says a POST may have happened, and a
-	 * crash during it does not make the next start post at once. */
-	claim_next = outbox_now_s() + outbox_retry_delay_s(r->attempts + 1, ob->max_backoff_s,
-							   -1, &ob->rand);
+	 * crash during it does not make the next start look up and post
+	 * while that POST may still be making its check. */
+	claim_next = outbox_claim_next_s(outbox_now_s(), r->attempts + 1, ob->post_timeout_s,
+					 ob->max_backoff_s, &ob->rand);
 	rc = -1;
 	if (outbox_tx_run(ob->st, "claim a check",
 			  "UPDATE check_outbox SET attempts = attempts + 1, next_try = ?2"
@@ -440,9 +449,12 @@ static int deliver(struct outbox *ob, struct check_row *r, struct pg_err *err)
 		goto out;
 	}
 	pg_fmt_cut(why, sizeof(why), "%s", nerr.msg);
+	/* A POST that timed out may still be making its check: the lookup
+	 * that comes first in the next try waits as long again, so that it
+	 * sees the check of a server as slow as that. */
 	if (outbox_check_outcome(-1, nerr.code) == OUTBOX_RETRY)
-		rc = try_again(ob, r, res.status, answer_text(&res, &nerr), res.retry_after_ms, why,
-			       err);
+		rc = try_again(ob, r, res.status, answer_text(&res, &nerr), res.retry_after_ms,
+			       nerr.code == PG_ETIMEOUT ? ob->post_timeout_s : 0, why, err);
 	else
 		rc = give_up(ob, r, res.status, answer_text(&res, &nerr), why, err);
 out:

@@ -227,6 +227,9 @@ static int get_json(struct pg_pw_client *c, const char *url, bool allow_404_end,
 	if (resp->status != 200)
 		return status_error("GET", url, resp, err);
 	if (pg_json_parse(pg_buf_str(&resp->body), resp->body.len, out, err) < 0) {
+		/* A 200 that does not parse is a cut or mangled answer (a proxy,
+		 * a dying server), not a refusal: a GET may be tried again. */
+		err->code = PG_EIO;
 		pg_err_prefix(err, "GET %s", url);
 		return -1;
 	}

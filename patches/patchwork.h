@@ -31,11 +31,13 @@
  *
  * Errors of the network calls, by code:
  *   PG_EIO       no answer (refused, reset, dropped), an HTTP 5xx or 429,
- *                or an answer over its size bound: try again later;
+ *                an answer over its size bound, or a 200 whose body is not
+ *                JSON at all (cut or mangled on the way): try again later;
  *   PG_ETIMEOUT  a timeout, or HTTP 408: try again later;
  *   PG_ENOTFOUND HTTP 404 (the series, patch or comment does not exist);
- *   PG_EINVAL    our request or the server's answer is wrong (a 4xx, bad
- *                JSON, a missing field): retrying the same will not help;
+ *   PG_EINVAL    our request or the server's answer is wrong (a 4xx, JSON
+ *                of the wrong shape, a missing field): retrying the same
+ *                will not help;
  *   PG_ECONFLICT HTTP 409;
  *   PG_ETOOBIG   an mbox over its bound (pg_pw_download_mbox() only);
  *   PG_ENOMEM.

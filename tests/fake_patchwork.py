@@ -158,10 +158,13 @@ POST /_fake/fail      {"count": N (default 1), "status": 500|503|..., "hang":
                       close the connection without an answer (drop), answer
                       `status`, are served in full with the answer thrown
                       away and the connection closed (lost_reply: the check
-                      is created, the client never hears of it), or, with
-                      none of these, are served normally (with a hang
-                      longer than the client's timeout: a reply lost after
-                      the work was done, later).  With for_s the rule holds
+                      is created, the client never hears of it), are
+                      served in full with the body of the answer cut in
+                      half ("garble": true; JSON that does not parse, the
+                      status kept), or, with none of these, are served
+                      normally (with a hang longer than the client's
+                      timeout: a reply lost after the work was done,
+                      later).  With for_s the rule holds
                       for every matching request during that many seconds
                       from now, whatever the count (an outage).  Rules
                       stack; the first matching one that holds is used.
@@ -1354,6 +1357,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             data = str(body).encode('utf-8', 'surrogateescape')
         if content_type in ('text/html', 'text/plain'):
             content_type += '; charset=utf-8'
+        if getattr(self, 'garble', False):
+            # The work is done; the answer is cut JSON (a broken proxy).
+            data = data[:max(1, len(data) // 2)] or b'{'
         if getattr(self, 'lost_reply', False):
             # The work is done; the answer never reaches the client.
             self.close_connection = True
@@ -1377,6 +1383,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         st = self.server.state
         self.status_sent = None
         self.lost_reply = False
+        self.garble = False
         url = urllib.parse.urlsplit(self.path)
         path = url.path
         try:
@@ -1423,6 +1430,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.count_check_post(method, path, entry['status'])
                 return
             self.lost_reply = rule is not None and rule.get('lost_reply')
+            self.garble = rule is not None and rule.get('garble')
         try:
             if control:
                 self.control(method, path, url.query)
@@ -1538,6 +1546,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     'status': data.get('status'), 'hang': data.get('hang'),
                     'drop': bool(data.get('drop')),
                     'lost_reply': bool(data.get('lost_reply')),
+                    'garble': bool(data.get('garble')),
                     'method': data.get('method'), 'path': data.get('path'),
                     'retry_after': data.get('retry_after'),
                     'body': data.get('body')}

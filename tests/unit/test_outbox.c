@@ -19,6 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
@@ -121,6 +125,24 @@ static void test_retry_delay(void **state)
 	assert_int_equal(outbox_retry_delay_s(1, 2, 24 * 3600 * 1000LL, &rnd),
 			 OUTBOX_RETRY_AFTER_MAX_S);
 	assert_int_equal(outbox_retry_delay_s(1, 900, 0, NULL), 1);
+}
+
+/* A try cut short by a crash: not due before its POST could have ended
+ * (the timeout) and the retry delay after it, as a timeout in-process. */
+static void test_claim_next(void **state)
+{
+	uint64_t rnd = 7;
+
+	(void)state;
+	assert_int_equal(outbox_claim_next_s(1000, 1, 30, 900, NULL), 1000 + 30 + 1);
+	assert_int_equal(outbox_claim_next_s(1000, 5, 30, 900, NULL), 1000 + 30 + 16);
+	assert_int_equal(outbox_claim_next_s(1000, 1, 0, 900, NULL), 1001);
+	assert_int_equal(outbox_claim_next_s(1000, 1, -5, 900, NULL), 1001);
+	for (int i = 0; i < 1000; i++) {
+		int64_t t = outbox_claim_next_s(1000, 8, 3, 2, &rnd);
+
+		assert_true(t >= 1000 + 3 + 1 && t <= 1000 + 3 + 2);
+	}
 }
 
 static void test_check_outcome(void **state)
@@ -496,6 +518,77 @@ static void test_pass_order(void **state)
 	pg_pw_client_free(ob.pw);
 }
 
+/* A client of a server that takes connections and never answers (a
+ * listening socket nobody accepts on): every request times out after 1 s.
+ * *fd gets the socket, to close. */
+static struct pg_pw_client *silent(int *fd)
+{
+	struct pg_pw_opts o = PG_PW_OPTS_INIT;
+	struct pg_pw_client *c = NULL;
+	struct pg_err err = PG_ERR_INIT;
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	char url[64];
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(*fd >= 0);
+	assert_int_equal(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(*fd, 8), 0);
+	assert_int_equal(getsockname(*fd, (struct sockaddr *)&a, &alen), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/1.3", (unsigned)ntohs(a.sin_port));
+	o.base_url = url;
+	o.project = "dpdk";
+	o.token = "04b5b8ffb66a2d9ba9ad32d0ba95a2b120a60b9a";
+	o.timeout_ms = 1000;
+	o.connect_timeout_ms = 1000;
+	if (pg_pw_client_new(&o, &c, &err) < 0)
+		fail_msg("%s", err.msg);
+	return c;
+}
+
+/* A POST that timed out may still be making its check at Patchwork: the
+ * next try (a lookup first) waits the POST's timeout on top of the
+ * backoff; a refused connection (nothing sent) waits the backoff alone. */
+static void test_pass_timeout(void **state)
+{
+	struct fx *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	struct outbox ob;
+	int64_t row, before;
+	unsigned int n;
+	int fd;
+
+	add_series(f, false);
+	assert_int_equal(outbox_queue_check_tx(f->st, f->run1, CTX, "success", "PASS", NULL,
+					       PROFILE_POST_LAST_PATCH, 100, &n, &err), 0);
+	row = store_last_id(f->st);
+	memset(&ob, 0, sizeof(ob));
+	ob.st = f->st;
+	ob.pw = silent(&fd);
+	ob.max_backoff_s = 2;
+	ob.post_timeout_s = 50;
+	ob.rand = 1;
+	before = time(NULL);
+	assert_int_equal(outbox_checks_pass(&ob, 1000, &err), 0);
+	assert_true(row_is(f, row, "queued"));
+	assert_int_equal(row_int(f, "attempts", row), 1);
+	assert_int_equal(row_int(f, "response LIKE '%timed out%'", row), 1);
+	assert_true(row_int(f, "next_try", row) >= before + 1 + 50 + 1);
+	pg_pw_client_free(ob.pw);
+	close(fd);
+	/* Refused: the backoff (at most 2 s) alone. */
+	sfx_sql(f->st, "UPDATE check_outbox SET next_try = 0", NULL, 0);
+	ob.pw = unreachable();
+	before = time(NULL);
+	assert_int_equal(outbox_checks_pass(&ob, 1000, &err), 0);
+	assert_int_equal(row_int(f, "attempts", row), 2);
+	assert_true(row_int(f, "next_try", row) <= time(NULL) + 2);
+	pg_pw_client_free(ob.pw);
+}
+
 /* A patch Patchwork's id is not known for: looked up, and the row waits
  * with the reason, no try counted. */
 static void test_pass_lookup(void **state)
@@ -591,6 +684,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_retry_delay),
+		cmocka_unit_test(test_claim_next),
 		cmocka_unit_test(test_check_outcome),
 		cmocka_unit_test(test_strip_cc),
 		cmocka_unit_test(test_mail_refused),
@@ -599,6 +693,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_queue_mail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pass_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pass_lookup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pass_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_retry, setup, teardown),
 	};
 

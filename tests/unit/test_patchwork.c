@@ -865,6 +865,15 @@ static void test_post_check_server_trouble(void **state)
 	assert_int_equal(err.code, PG_EIO);
 	control("/_fake/reset", "{}");
 
+	/* A lookup answered 200 with JSON cut short: worth another try. */
+	control("/_fake/fail", "{\"count\":1,\"garble\":true,\"method\":\"GET\"}");
+	assert_int_equal(pg_pw_find_check(c, 102, PG_PW_CHECK_SUCCESS, "unit-trouble", NULL,
+					  NULL, -1, &id, &err), -1);
+	assert_int_equal(err.code, PG_EIO);
+	assert_true(pg_pw_retryable(err.code));
+	assert_non_null(strstr(err.msg, "invalid JSON"));
+	control("/_fake/reset", "{}");
+
 	/* None of these created a check. */
 	assert_int_equal(pg_pw_find_check(c, 102, PG_PW_CHECK_SUCCESS, "unit-trouble", NULL,
 					  NULL, -1, &id, &err), 0);
