@@ -1,0 +1,86 @@
+# Both daemons under valgrind's memcheck for a whole integration run: the
+# controller's `serve` reads its series from the fake Patchwork
+# (tests/fake_patchwork.py), plans them, serves the real agent (built-in
+# runner) that does every job, decides the verdicts, and delivers the
+# checks to the fake and the report mails to a real SMTP server on
+# loopback; then SIGTERM ends both.  Each must exit 0 with no memory error
+# and no definitely or indirectly lost block (still-reachable blocks are
+# the libraries' process-lifetime caches: not counted).  Skipped (exit 0,
+# said so) when valgrind is not installed (make deps installs it).
+. "$PG_TOP/tests/integration/lib.sh"
+. "$PG_TOP/tests/integration/delivery_lib.sh"
+
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "leaks: valgrind not installed (make deps): skipped"
+	exit 0
+fi
+# --error-exitcode: any error, or a definite or indirect leak, is exit 99.
+VG="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect
+	--errors-for-leak-kinds=definite,indirect --track-origins=yes --num-callers=30
+	--suppressions=$PG_TOP/tests/valgrind.supp"
+
+start_patchwork "$PG_TOP/tests/patchwork/fixture.json"
+start_smtp
+demo_tree
+CI_TOKEN=04b5b8ffb66a2d9ba9ad32d0ba95a2b120a60b9a
+printf '%s\n' "$CI_TOKEN" >"$TMP/token"
+chmod 600 "$TMP/token"
+conf "$TMP/c.json" "$TMP/token" ci "\"mail\": { \"enabled\": true,
+  \"smtp_url\": \"smtp://127.0.0.1:$sport/lab.example.org\", \"starttls\": \"off\",
+  \"from\": \"perfgate CI <perfgate@lab.example.org>\", \"timeout_s\": 10 },
+  \"sources\": [ { \"name\": \"pw\", \"type\": \"patchwork\", \"url\": \"$base/api/1.3\",
+                   \"project\": \"dpdk\" } ],
+  \"intake\": { \"interval_s\": 1, \"since\": \"2026-11-29T00:00:00\" }"
+C="$CTL --config $TMP/c.json"
+expect_rc 0 $C db migrate
+$C agent add lab-1 --labels pool=demo >"$TMP/agent-token" 2>"$TMP/add.err" || fail "agent add"
+
+# The controller under valgrind (start_ctl's $ctl is valgrind's pid, which
+# is the daemon's: valgrind runs it in its own process).
+$VG --log-file="$TMP/vg-ctl.txt" $C serve >>"$TMP/ctl.log" 2>&1 &
+ctl=$!
+wait_until "the API" grep -q 'api: listening on http://' "$TMP/ctl.log"
+URL=$(sed -n 's/.*api: listening on \(http:[^ ]*\).*/\1/p' "$TMP/ctl.log" | tail -n 1)
+planned() { [ "$(q "SELECT count(*) FROM jobs")" -ge 1 ]; }
+wait_until "jobs planned from Patchwork's series" planned
+
+cat >"$TMP/agent.json" <<EOF
+{ "name": "lab-1", "controller_url": "$URL", "token_file": "$TMP/agent-token",
+  "labels": { "pool": "demo" }, "work_dir": "$TMP/agent/work", "spool_dir": "$TMP/agent/spool",
+  "runner": "builtin", "profiles_dir": "$TMP/profiles", "lease_wait_s": 2 }
+EOF
+$VG --log-file="$TMP/vg-agent.txt" "$AGENT" --config "$TMP/agent.json" >"$TMP/agent.log" 2>&1 &
+agent=$!
+stop_agent() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; return 0; }
+cleanup_hooks="$cleanup_hooks stop_agent"
+
+# Every job done, every final check on Patchwork and every mail sent.
+all_done() {
+	[ "$(q "SELECT count(*) FROM jobs WHERE state NOT IN ('done', 'failed', 'cancelled')")" = 0 ] &&
+	[ "$(q "SELECT count(*) FROM runs WHERE state <> 'done'")" = 0 ] &&
+	[ "$(q "SELECT count(*) FROM check_outbox WHERE state <> 'pending' AND delivery = 'sent'")" -ge 1 ] &&
+	[ "$(q "SELECT count(*) FROM check_outbox WHERE delivery = 'queued'")" = 0 ] &&
+	[ "$(q "SELECT count(*) FROM email_outbox WHERE delivery <> 'sent'")" = 0 ] &&
+	[ "$(q "SELECT count(*) FROM email_outbox")" -ge 1 ]
+}
+wait_until "every job, check and mail" all_done
+jobs=$(q "SELECT count(*) FROM jobs")
+results=$(q "SELECT count(*) FROM results")
+
+# SIGTERM: each exits 0 (valgrind's 99 for an error or a leak).
+kill "$agent"
+wait "$agent"
+rc=$?
+agent=""
+kill "$ctl"
+wait "$ctl"
+crc=$?
+ctl=""
+for f in "$TMP/vg-agent.txt" "$TMP/vg-ctl.txt"; do
+	[ -s "$f" ] && { echo "== $f"; cat "$f"; }
+done
+[ $rc -eq 0 ] || { tail -n 20 "$TMP/agent.log"; fail "the agent exited $rc under valgrind"; }
+[ $crc -eq 0 ] || { tail -n 20 "$TMP/ctl.log"; fail "the controller exited $crc under valgrind"; }
+echo "leaks: controller and agent clean under valgrind after $jobs jobs, $results results," \
+	"$(q "SELECT count(*) FROM check_outbox WHERE delivery = 'sent'") checks" \
+	"and $(q "SELECT count(*) FROM email_outbox") mails"
