@@ -17,8 +17,26 @@
 #
 # The jobs are runs of one real series (tests/patchwork/single, planned by
 # the controller on a local git tree), copied in the store: set-up, not
-# measured.  Growth is after-N minus after-10: what the daemon kept per job
-# beyond its caches (README "Memory" says what they hold and their bounds).
+# measured.  Growth is after-N minus after-10.
+#
+# What the daemons keep between jobs, and its bound (goal: no growth
+# beyond these):
+#  controller  each SQLite connection's page cache, STORE_PAGE_CACHE_KIB
+#              (2,000 KiB; heap, RssAnon); `serve` has 4 + api.threads + 1
+#              connections (main loop, outbox, API writer and its
+#              checkpointer, the API's read connections) and one per SSH
+#              host: 9 here, 18,000 KiB (counted from /proc/PID/fd).  The read connections map the
+#              store (PRAGMA mmap_size, 1 GiB): its pages that reads touched
+#              are file-backed (RssFile), shared with the kernel's page cache
+#              and at most the store's size.  256 prepared statements per
+#              connection, the API's last-seen table (4,096 slots), one
+#              libcurl handle for Patchwork (its connection cache), none
+#              kept for SMTP; glibc's per-thread malloc arenas keep freed
+#              memory for reuse.
+#  agent       one libcurl handle (its connection and DNS caches); nothing
+#              per job.  Bound stated here: 1,024 KiB of RssAnon growth.
+# goal=met when the controller's RssAnon grew by at most its page caches'
+# bound and the agent's by at most 1,024 KiB.
 set -eu
 build=${PG_BUILD:?run through make bench}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,13 +133,16 @@ add_runs() {
 		WHERE r.id > 1 AND NOT EXISTS (SELECT 1 FROM jobs x WHERE x.run_id = r.id);
 	COMMIT;"
 }
-# start_ctl DIR: serve in the background; $ctl its pid, $url its API.
+# start_ctl DIR [WRAPPER...]: serve in the background, run by WRAPPER if
+# given; $ctl its pid, $url its API.
 start_ctl() {
-	"$CTL" --config "$1/c.json" serve >"$1/serve.log" 2>&1 &
+	_dir=$1
+	shift
+	"$@" "$CTL" --config "$_dir/c.json" serve >"$_dir/serve.log" 2>&1 &
 	ctl=$!
 	pids="$pids $ctl"
-	until_ok 30 "the API" grep -q 'api: listening on http://' "$1/serve.log"
-	url=$(sed -n 's/.*api: listening on \(http:[^ ]*\).*/\1/p' "$1/serve.log" | head -n 1)
+	until_ok 60 "the API" grep -q 'api: listening on http://' "$_dir/serve.log"
+	url=$(sed -n 's/.*api: listening on \(http:[^ ]*\).*/\1/p' "$_dir/serve.log" | head -n 1)
 }
 stop() {	# stop PID: SIGTERM, exit 0
 	kill "$1"
@@ -141,7 +162,11 @@ for i in 1 2 3 4; do
 	"$CTL" --config "$tmp/c/c.json" agent add "fake-$i" --labels pool=demo >>"$tmp/c/tokens" \
 		2>/dev/null || die "agent add"
 done
-start_ctl "$tmp/c"
+# PG_BENCH_MEMORY_WRAP: a command to run the measured daemons under (e.g.
+# "valgrind --tool=massif --massif-out-file=/tmp/ms.%p"), to see where
+# their memory goes.
+# shellcheck disable=SC2086  # words of the wrapper
+start_ctl "$tmp/c" ${PG_BENCH_MEMORY_WRAP:-}
 "$PY" "$top/bench/memory_drive.py" "$url" "$tmp/c/tokens" "$ctl" "10,100,$n" >"$tmp/c/drive.out" ||
 	die "the fake agents failed: $(tail -n 5 "$tmp/c/serve.log")"
 # field N KEY: KEY= of the driver's "after N:" line
@@ -150,6 +175,8 @@ c_rss="$(field 10 rss) $(field 100 rss) $(field "$n" rss)"
 c_anon="$(field 10 anon) $(field 100 anon) $(field "$n" anon)"
 chwm=$(field "$n" hwm)
 ctime=$(sed -n "s/^after $n: .* t=//p" "$tmp/c/drive.out")
+# Its SQLite connections: each holds the store's file open once.
+conns=$(ls -l "/proc/$ctl/fd" | grep -c '/state/perfgate\.db$')
 cdone=$(sql "$tmp/c" "SELECT count(*) FROM runs WHERE state = 'done'")
 cchecks=$(sql "$tmp/c" "SELECT count(*) FROM check_outbox WHERE delivery = 'sent'")
 cmails=$(sql "$tmp/c" "SELECT count(*) FROM email_outbox WHERE delivery = 'sent'")
@@ -166,7 +193,9 @@ cat >"$tmp/a/agent.json" <<EOF
   "labels": { "pool": "demo" }, "work_dir": "$tmp/a/work", "spool_dir": "$tmp/a/spool",
   "runner": "builtin", "profiles_dir": "$tmp/profiles", "lease_wait_s": 5 }
 EOF
-"$AGENT" --config "$tmp/a/agent.json" --log-level warn >"$tmp/a/agent.log" 2>&1 &
+# shellcheck disable=SC2086  # words of the wrapper
+${PG_BENCH_MEMORY_WRAP:-} "$AGENT" --config "$tmp/a/agent.json" --log-level warn \
+	>"$tmp/a/agent.log" 2>&1 &
 agent=$!
 pids="$agent $pids"
 done_jobs() { [ "$(sql "$tmp/a" "SELECT count(*) FROM jobs WHERE state = 'done'")" -ge "$1" ]; }
@@ -204,3 +233,9 @@ echo "bench memory-controller: jobs=$n rss=$(echo $c_rss | tr ' ' /) anon=$(echo
 	"peak=$chwm KiB runs_done=$cdone checks_sent=$cchecks mails_sent=$cmails ($ctime)"
 echo "bench memory-agent: jobs=$n rss=$(echo $a_rss | tr ' ' /) anon=$(echo $a_anon | tr ' ' /)" \
 	"peak=$ahwm KiB not_ok=$afail (${asecs}s)"
+cache_kib=$(sed -n 's/^#define STORE_PAGE_CACHE_KIB "\([0-9]*\)".*/\1/p' "$top/controller/store.h")
+[ -n "$cache_kib" ] || die "no STORE_PAGE_CACHE_KIB in controller/store.h"
+echo "$c_anon $a_anon" | awk -v cache="$cache_kib" -v conns="$conns" '{
+	cg = $3 - $1; ag = $6 - $4; cb = conns * cache; ab = 1024
+	printf "bench memory: controller RssAnon growth %d KiB (bound: %d page caches of %d KiB = %d KiB),", cg, conns, cache, cb
+	printf " agent %d KiB (bound %d KiB) goal=%s\n", ag, ab, (cg <= cb && ag <= ab) ? "met" : "missed" }'

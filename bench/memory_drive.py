@@ -11,8 +11,10 @@ a heartbeat, a log chunk, the result with samples of the demo profile's
 benchmarks, base and patched alike), until the last checkpoint's number
 of results was recorded.  At each checkpoint (comma-separated job counts,
 ascending) it waits a second for the controller's passes on those results
-and prints "after N: rss=KiB hwm=KiB anon=KiB file=KiB t=SECONDSs" from
-/proc/PID/status (VmRSS, VmHWM, RssAnon, RssFile).
+and prints "after N: rss=KiB hwm=KiB anon=KiB file=KiB busy503=N
+reconnects=N t=SECONDSs" from /proc/PID/status (VmRSS, VmHWM, RssAnon,
+RssFile); busy503 counts the requests answered 503 and tried again,
+reconnects the keep-alive connections found closed.
 """
 
 import http.client
@@ -45,12 +47,32 @@ class Agent:
         self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
         self.token = token
         self.rng = rng
+        self.busy = 0
+        self.reconnects = 0
 
     def call(self, method, path, body=b'', ctype='application/json', want=(200,)):
-        self.conn.request(method, path, body=body, headers={
-            'Authorization': 'Bearer ' + self.token, 'Content-Type': ctype})
-        r = self.conn.getresponse()
-        data = r.read()
+        # A 503 (the store busy past its timeout on a loaded machine) is
+        # tried again, as the agent does, and so is a keep-alive
+        # connection the controller closed while this agent was idle
+        # (API_CONN_TIMEOUT_S): counted in self.busy and self.reconnects.
+        r = None
+        for _ in range(20):
+            try:
+                self.conn.request(method, path, body=body, headers={
+                    'Authorization': 'Bearer ' + self.token, 'Content-Type': ctype})
+                r = self.conn.getresponse()
+                data = r.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.conn.close()
+                self.reconnects += 1
+                r = None
+                continue
+            if r.status != 503:
+                break
+            self.busy += 1
+            time.sleep(0.5)
+        if r is None:
+            sys.exit(f'memory_drive: {method} {path}: the connection kept failing')
         if r.status not in want:
             sys.exit(f'memory_drive: {method} {path}: HTTP {r.status}: {data[:300]!r}')
         return r.status, data
@@ -79,7 +101,9 @@ class Agent:
         _, data = self.post(f'/api/v1/jobs/{jid}/result',
                             {'attempt': attempt, 'outcome': 'ok', 'detail': 'fake agent',
                              'fingerprint': {'runner': 'fake'}, 'samples': samples})
-        if json.loads(data).get('status') != 'recorded':
+        # "duplicate": the answer to a first post was lost with its
+        # connection, and the post was made again.
+        if json.loads(data).get('status') not in ('recorded', 'duplicate'):
             sys.exit(f'memory_drive: job {jid}: {data!r}')
         return 1
 
@@ -112,8 +136,11 @@ def main():
         if done >= points[0]:
             time.sleep(1)
             k = status_kib(pid)
+            busy = sum(a.busy for a in agents)
+            reconnects = sum(a.reconnects for a in agents)
             print(f'after {done}: rss={k["VmRSS"]} hwm={k["VmHWM"]} anon={k["RssAnon"]}'
-                  f' file={k["RssFile"]} t={time.monotonic() - start:.0f}s', flush=True)
+                  f' file={k["RssFile"]} busy503={busy} reconnects={reconnects}'
+                  f' t={time.monotonic() - start:.0f}s', flush=True)
             points.pop(0)
 
 
