@@ -31,6 +31,7 @@ conf "$TMP/c.json" "$TMP/token" ci "\"mail\": { \"enabled\": true,
 C="$CTL --config $TMP/c.json"
 expect_rc 0 $C db migrate
 $C agent add lab-1 --labels pool=demo >"$TMP/agent-token" 2>"$TMP/add.err" || fail "agent add"
+FAKE=$($C agent add fake-1 --labels pool=demo 2>/dev/null) || fail "agent add fake-1"
 
 # The controller under valgrind (start_ctl's $ctl is valgrind's pid, which
 # is the daemon's: valgrind runs it in its own process).
@@ -40,6 +41,26 @@ wait_until "the API" grep -q 'api: listening on http://' "$TMP/ctl.log"
 URL=$(sed -n 's/.*api: listening on \(http:[^ ]*\).*/\1/p' "$TMP/ctl.log" | tail -n 1)
 planned() { [ "$(q "SELECT count(*) FROM jobs")" -ge 1 ]; }
 wait_until "jobs planned from Patchwork's series" planned
+
+# A fake agent (curl) does the first job with samples, 8 runs a side of
+# each benchmark key, so that the verdict's statistics, tables and mail
+# run too; the real agent does the rest.
+lease "$FAKE" "$TMP/lease.json"
+fjob=$(jq -r .job.id "$TMP/lease.json")
+jq -c '.job.attempt as $a | {attempt: $a, outcome: "ok", detail: "fake agent",
+	fingerprint: {runner: "fake"}, samples: [
+	(["mempool_perf_demo", "mempool.nocache.cores1.keep128.get32.put32.const0", 10.0e6],
+	 ["mempool_perf_demo", "mempool.cache.cores1.keep128.get32.put32.const0", 20.0e6],
+	 ["testpmd_io_demo", "fwd.rx_pps", 5.0e6]) as [$b, $m, $v] |
+	("base", "patched") as $side | range(8) as $i |
+	{side: $side, benchmark: $b, metric: $m, repetition: $i, unit: "u",
+	 value: ($v * (1 + (($i * 7 + ($side | length)) % 5 - 2) / 1000))}]}' \
+	"$TMP/lease.json" >"$TMP/result.json" || fail "jq: the fake result"
+code=$(curl -sS -o "$TMP/result.out" -w '%{http_code}' -H "Authorization: Bearer $FAKE" \
+	-H 'Content-Type: application/json' --data-binary "@$TMP/result.json" \
+	"$URL/api/v1/jobs/$fjob/result") || fail "result: curl failed"
+[ "$code" = 200 ] || { cat "$TMP/result.out"; fail "result of job $fjob: HTTP $code"; }
+jq_is "$TMP/result.out" .status recorded
 
 cat >"$TMP/agent.json" <<EOF
 { "name": "lab-1", "controller_url": "$URL", "token_file": "$TMP/agent-token",
@@ -61,6 +82,8 @@ all_done() {
 	[ "$(q "SELECT count(*) FROM email_outbox")" -ge 1 ]
 }
 wait_until "every job, check and mail" all_done
+[ "$(q "SELECT count(*) FROM verdicts WHERE job_id = $fjob AND p IS NOT NULL")" -ge 3 ] ||
+	fail "no verdict with statistics for the fake agent's job $fjob"
 jobs=$(q "SELECT count(*) FROM jobs")
 results=$(q "SELECT count(*) FROM results")
 # The dashboard's reads too (each page and endpoint once, on real rows):
