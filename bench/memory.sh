@@ -49,7 +49,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg-bench-memory.XXXXXX")
 pids=""
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	[ -n "${PG_BENCH_KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"
+	if [ -n "${PG_BENCH_KEEP:-}" ]; then
+		echo "kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
 }
 trap cleanup EXIT
 
@@ -112,10 +116,11 @@ setup() {
   "mail": { "enabled": true, "smtp_url": "smtp://127.0.0.1:$(listening "$tmp/smtp.out")/lab.example.org",
             "starttls": "off", "from": "perfgate CI <perfgate@lab.example.org>", "timeout_s": 10 } }
 EOF
-	"$CTL" --config "$1/c.json" --log-level warn db migrate >/dev/null &&
-	"$CTL" --config "$1/c.json" --log-level warn ingest --mbox "$MAIL" >/dev/null &&
-	"$CTL" --config "$1/c.json" --log-level warn plan >"$1/plan.out" ||
+	if ! "$CTL" --config "$1/c.json" --log-level warn db migrate >/dev/null ||
+	   ! "$CTL" --config "$1/c.json" --log-level warn ingest --mbox "$MAIL" >/dev/null ||
+	   ! "$CTL" --config "$1/c.json" --log-level warn plan >"$1/plan.out"; then
 		die "set-up of $1 failed"
+	fi
 	grep -q 'runs=1 ' "$1/plan.out" || die "the series was not planned: $(cat "$1/plan.out")"
 	sql "$1" "UPDATE jobs SET spec = json_set(spec, '\$.builtin_seconds', 0) WHERE run_id = 1"
 }
@@ -176,7 +181,10 @@ c_anon="$(field 10 anon) $(field 100 anon) $(field "$n" anon)"
 chwm=$(field "$n" hwm)
 ctime=$(sed -n "s/^after $n: .* t=//p" "$tmp/c/drive.out")
 # Its SQLite connections: each holds the store's file open once.
-conns=$(ls -l "/proc/$ctl/fd" | grep -c '/state/perfgate\.db$')
+conns=0
+for fd in "/proc/$ctl/fd"/*; do
+	[ "$(readlink "$fd")" = "$tmp/c/state/perfgate.db" ] && conns=$((conns + 1))
+done
 cdone=$(sql "$tmp/c" "SELECT count(*) FROM runs WHERE state = 'done'")
 cchecks=$(sql "$tmp/c" "SELECT count(*) FROM check_outbox WHERE delivery = 'sent'")
 cmails=$(sql "$tmp/c" "SELECT count(*) FROM email_outbox WHERE delivery = 'sent'")
@@ -229,9 +237,10 @@ row "controller VmRSS" "$c_rss"
 row "controller RssAnon" "$c_anon"
 row "agent VmRSS" "$a_rss"
 row "agent RssAnon" "$a_anon"
-echo "bench memory-controller: jobs=$n rss=$(echo $c_rss | tr ' ' /) anon=$(echo $c_anon | tr ' ' /)" \
+slashes() { echo "$1" | awk '{ $1 = $1; gsub(/ /, "/"); print }'; }
+echo "bench memory-controller: jobs=$n rss=$(slashes "$c_rss") anon=$(slashes "$c_anon")" \
 	"peak=$chwm KiB runs_done=$cdone checks_sent=$cchecks mails_sent=$cmails ($ctime)"
-echo "bench memory-agent: jobs=$n rss=$(echo $a_rss | tr ' ' /) anon=$(echo $a_anon | tr ' ' /)" \
+echo "bench memory-agent: jobs=$n rss=$(slashes "$a_rss") anon=$(slashes "$a_anon")" \
 	"peak=$ahwm KiB not_ok=$afail (${asecs}s)"
 cache_kib=$(sed -n 's/^#define STORE_PAGE_CACHE_KIB "\([0-9]*\)".*/\1/p' "$top/controller/store.h")
 [ -n "$cache_kib" ] || die "no STORE_PAGE_CACHE_KIB in controller/store.h"
