@@ -33,8 +33,8 @@ expect_rc 0 $C db migrate
 $C agent add lab-1 --labels pool=demo >"$TMP/agent-token" 2>"$TMP/add.err" || fail "agent add"
 FAKE=$($C agent add fake-1 --labels pool=demo 2>/dev/null) || fail "agent add fake-1"
 
-# The controller under valgrind (start_ctl's $ctl is valgrind's pid, which
-# is the daemon's: valgrind runs it in its own process).
+# The controller under valgrind ($ctl, valgrind's pid, is the daemon's:
+# valgrind runs the program in its own process, so SIGTERM reaches it).
 $VG --log-file="$TMP/vg-ctl.txt" $C serve >>"$TMP/ctl.log" 2>&1 &
 ctl=$!
 wait_until "the API" grep -q 'api: listening on http://' "$TMP/ctl.log"
