@@ -503,6 +503,9 @@ static int store_configure(struct store *st, struct pg_err *err)
 				  mode);
 	if (store_exec(st, "PRAGMA synchronous = FULL", "set synchronous=FULL", err) < 0)
 		return -1;
+	if (store_exec(st, "PRAGMA cache_size = -" STORE_PAGE_CACHE_KIB,
+		       "set cache_size", err) < 0)
+		return -1;
 	if (store_exec(st, "PRAGMA foreign_keys = ON", "enable foreign keys", err) < 0)
 		return -1;
 	if (store_query_int(st, "read foreign_keys", "PRAGMA foreign_keys", NULL, 0,

@@ -49,6 +49,11 @@
  * with PG_ETIMEOUT. */
 #define STORE_BUSY_TIMEOUT_MS 5000
 
+/* Each connection's page cache, in KiB (PRAGMA cache_size = -N): the bound
+ * of what a connection keeps of the store in memory, whatever default the
+ * SQLite library was built with (2,000 KiB is SQLite's own). */
+#define STORE_PAGE_CACHE_KIB "2000"
+
 /* PRAGMA application_id of a perfgate store ("PGAT"): tells our files from
  * other SQLite databases. */
 #define STORE_APPLICATION_ID 0x50474154
@@ -60,8 +65,9 @@ struct store;
  * bring its schema up to STORE_SCHEMA_VERSION: each migration step runs in
  * its own transaction, so a crash leaves the store at the last step that
  * finished.  The connection gets WAL journaling (verified: a file system
- * where WAL cannot work is an error), synchronous=FULL, foreign keys on and
- * a busy timeout of STORE_BUSY_TIMEOUT_MS.  (The API's writer turns its
+ * where WAL cannot work is an error), synchronous=FULL, foreign keys on,
+ * a page cache of STORE_PAGE_CACHE_KIB and a busy timeout of
+ * STORE_BUSY_TIMEOUT_MS.  (The API's writer turns its
  * own connection to NORMAL and syncs the WAL itself before it acts on a
  * commit: api_worker.c.)
  *

@@ -10,9 +10,10 @@ libcjson-dev libsqlite3-dev libmicrohttpd-dev libssl-dev zlib1g-dev"
 # Tests: the unit test framework, sanitizer runtimes come with gcc, the
 # sqlite3 shell for inspecting stores, git for fixtures, an SMTP server
 # (aiosmtpd, unprivileged, any port), openssl for its test certificates, and
-# OpenSSH's server, started by the tests on a loopback port for the SSH hosts.
+# OpenSSH's server, started by the tests on a loopback port for the SSH hosts,
+# and valgrind, which runs both daemons in t_leaks.
 TESTS="libcmocka-dev sqlite3 git ca-certificates clang libclang-rt-14-dev jq public-inbox python3 curl
-python3-aiosmtpd openssl openssh-server openssh-client"
+python3-aiosmtpd openssl openssh-server openssh-client valgrind"
 # The dashboard's browser tests (tests/browser/): Debian's chromium, driven
 # by playwright-core (npm ci from tests/browser/package-lock.json into the
 # build directory, by the tests themselves).  node and npm come from
