@@ -281,6 +281,16 @@ enum outbox_outcome {
 enum outbox_outcome outbox_check_outcome(int rc, enum pg_errcode code);
 
 /*
+ * Whether a failed check POST may have created the check all the same, so
+ * that the next try must look it up before posting: status is the HTTP
+ * status (0: no answer), reached false when the request certainly never
+ * reached Patchwork (pg_pw_check_result.reached: refused at connect).
+ * True without an answer after the request went out, and for a 5xx (a
+ * proxy's 502/504 answers for a request whose fate it does not know).
+ */
+bool outbox_check_may_exist(long status, bool reached);
+
+/*
  * Seconds until the next try after `attempts` tries (>= 1): full jitter
  * over [0, min(max_backoff_s, 2^(attempts-1))] rounded up, at least 1;
  * at least retry_after_ms (when > 0) rounded up, capped at
