@@ -591,7 +591,7 @@ static void test_list_retry(void **state)
 	assert_int_equal(outbox_retry(f->st, "check", row, 777, &err), 0);
 	assert_true(row_is(f, row, "queued"));
 	assert_int_equal(row_int(f, "next_try", row), 777);
-	assert_int_equal(row_int(f, "attempts", row), 1);	/* kept: look before posting */
+	assert_int_equal(row_int(f, "attempts", row), 1);	/* kept */
 	sfx_sql(f->st, "UPDATE check_outbox SET delivery = 'sent', sent_at = 1", NULL, 0);
 	assert_int_equal(outbox_retry(f->st, "check", row, 777, &err), -1);
 	assert_int_equal(err.code, PG_ECONFLICT);
