@@ -278,7 +278,7 @@ static int try_again(struct outbox *ob, const struct check_row *r, long code,
 	row_name(r, name, sizeof(name));
 	pg_log_warn(OUTBOX_LOG, "%s: try %u: %s; next try in %" PRId64 " s%s", name,
 		    r->attempts + 1, why, delay,
-		    maybe_posted ? " (looked up first: it may have been created)" : "");
+		    maybe_posted ? " (looked for first: it may have been created)" : "");
 	return 0;
 }
 

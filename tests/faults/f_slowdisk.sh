@@ -9,10 +9,14 @@
 # of request, as the bench measured them before the kill, are printed.
 #
 # The slow disk: a device-mapper `delay` target would slow the device
-# itself, but this kernel (the shared VM's, and CI's) has no
-# device-mapper and no loadable modules: the shim delays the syncs, which
-# is what stalls on a slow disk (the page cache takes the writes), and
-# runs everywhere.  It does not slow writes or reads.
+# itself, but this kernel (the shared VM's) has no device-mapper driver
+# and no loadable modules: the shim delays the syncs, which is what
+# stalls on a slow disk (the page cache takes the writes), and runs
+# everywhere.  It does not slow writes or reads.  The reason is printed.
+#
+# "jobs" are the jobs the bench queued (most never leased before the
+# kill), "completed" those done with their result in the store after the
+# restart, "results lost" results answered 200 and missing there.
 . "$PG_TOP/tests/faults/lib.sh"
 
 BENCH="$PG_BUILD/bench/bench_api"
@@ -26,10 +30,10 @@ STALL_MS=${FAULT_SLOWDISK_STALL_MS:-150}
 STALL_EVERY=${FAULT_SLOWDISK_STALL_EVERY:-50}
 AGENTS=${FAULT_SLOWDISK_AGENTS:-300}
 RATE=${FAULT_SLOWDISK_RATE:-3000}
-if [ -e /dev/mapper/control ]; then
-	why="device-mapper is there, but the shim gives the same slow disk on every machine"
+if command -v dmsetup >/dev/null && dmsetup targets 2>/dev/null | grep -q '^delay '; then
+	why="a dm-delay target could be made here, but the shim gives the same slow disk everywhere"
 else
-	why="no device-mapper in this kernel (no /dev/mapper/control), so no dm-delay target"
+	why="no device-mapper delay target in this kernel (dmsetup targets fails or lists none)"
 fi
 echo "slow disk: LD_PRELOAD $SHIM: every fsync/fdatasync waits $SYNC_MS ms," \
 	"every ${STALL_EVERY}th $STALL_MS ms ($why)"
@@ -44,7 +48,9 @@ cleanup_hooks="$cleanup_hooks rm_bench_dirs"
 
 while [ "$reps" -lt "$FAULT_REPS" ]; do
 	reps=$((reps + 1))
-	kill_after=$(rand_between 3 8)
+	# Not $(rand_between): a subshell would not advance the seed's state.
+	rand_between 3 8 >"$TMP/kill_after"
+	kill_after=$(cat "$TMP/kill_after")
 	out="$TMP/bench.$reps"
 	acked="$TMP/acked.$reps"
 	LD_PRELOAD="$SHIM" PG_SLOWSYNC_MS=$SYNC_MS PG_SLOWSYNC_STALL_MS=$STALL_MS \
