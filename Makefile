@@ -151,7 +151,7 @@ unit-bins: $(UNIT_BINS)
 unit: $(UNIT_BINS)
 	./tests/run-unit.sh $(UNIT_BINS)
 
-integration: all $(TOOL_BINS)
+integration: all $(TOOL_BINS) $(PRELOAD_LIBS)
 	./tests/integration/run.sh $(abspath $(BUILD))
 
 # The fault-injection suite (tests/faults/): each case FAULT_REPS times, and

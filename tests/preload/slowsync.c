@@ -8,6 +8,9 @@
  *   PG_SLOWSYNC_STALL_MS=M     ... and every PG_SLOWSYNC_STALL_EVERY-th
  *   PG_SLOWSYNC_STALL_EVERY=K  sync waits M ms instead (a stall; default
  *                              none)
+ *   PG_SLOWSYNC_HOLD=FILE      ... and while FILE exists, every sync waits
+ *                              (a disk that does not answer: a test can
+ *                              tell what waits for a sync and what not)
  *
  * Why a shim and not a device-mapper `delay` target: the kernel of the
  * machines this runs on (CI's and the shared VM's) has no device-mapper
@@ -27,6 +30,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#define HOLD_POLL_MS 10
 
 static atomic_ulong n_syncs;
 
@@ -50,6 +55,7 @@ static void slow_down(void)
 	unsigned long n = atomic_fetch_add(&n_syncs, 1) + 1;
 	long ms = env_ms("PG_SLOWSYNC_MS", 10), every = env_ms("PG_SLOWSYNC_STALL_EVERY", 0);
 	struct timespec ts;
+	const char *hold;
 	int saved = errno;
 
 	if (every > 0 && n % (unsigned long)every == 0)
@@ -58,6 +64,12 @@ static void slow_down(void)
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+	hold = getenv("PG_SLOWSYNC_HOLD");
+	while (hold && *hold && access(hold, F_OK) == 0) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = HOLD_POLL_MS * 1000000L;
+		nanosleep(&ts, NULL);
+	}
 	errno = saved;
 }
 
