@@ -79,6 +79,10 @@ AGENT := $(BUILD)/perfgate-agent
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+# LD_PRELOAD shims for the bench and the fault suite (a slow disk), built
+# without the sanitizers: they are loaded into programs that may not be.
+PRELOAD_SRC := $(wildcard tests/preload/*.c)
+PRELOAD_LIBS := $(patsubst tests/preload/%.c,$(BUILD)/tests/preload/%.so,$(PRELOAD_SRC))
 
 .SECONDARY:
 
@@ -120,6 +124,9 @@ $(BUILD)/tests/tools/%: $(call obj,tests/tools/%.c) $(CTL_A) $(AGENT_A) $(LIB_A)
 $(BUILD)/bench/%: $(call obj,bench/%.c) $(CTL_A) $(AGENT_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/tests/preload/%.so: tests/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -o $@ $<
 
 # Debian packages for the build, the tests and the demo (idempotent).
 deps:
@@ -144,14 +151,14 @@ unit-bins: $(UNIT_BINS)
 unit: $(UNIT_BINS)
 	./tests/run-unit.sh $(UNIT_BINS)
 
-integration: all $(TOOL_BINS)
+integration: all $(TOOL_BINS) $(PRELOAD_LIBS)
 	./tests/integration/run.sh $(abspath $(BUILD))
 
 # The fault-injection suite (tests/faults/): each case FAULT_REPS times, and
 # a table of lost and duplicated results and checks.  make check runs the
 # short form (FAULT_REPS=1).
 FAULT_REPS ?= 10
-check-faults: all $(TOOL_BINS)
+check-faults: all $(TOOL_BINS) $(BENCH_BINS) $(PRELOAD_LIBS)
 	FAULT_REPS=$(FAULT_REPS) ./tests/faults/run.sh $(abspath $(BUILD))
 
 # The dashboard in Debian's chromium (make deps) with playwright-core,
@@ -171,7 +178,7 @@ screenshots: browser
 BANNED := sprintf|vsprintf|strcpy|strcat|gets|atoi|atol|atof|system|popen|strtok
 lint:
 	@if grep -nE '\<($(BANNED))[[:space:]]*\(' $(LIB_SRC) $(CTL_SRC) $(AGENT_SRC) \
-	    controller/main.c agent/main.c $(wildcard tests/unit/*.c tests/tools/*.c bench/*.c); then \
+	    controller/main.c agent/main.c $(wildcard tests/unit/*.c tests/tools/*.c tests/preload/*.c bench/*.c); then \
 		echo "lint: banned function used (see Makefile BANNED)"; exit 1; \
 	fi
 	@echo "lint: no banned functions"
@@ -212,7 +219,7 @@ fuzz: $(FUZZ_BINS)
 			build/fuzz/corpus-$$n $$c || exit 1; \
 	done
 
-bench: all $(BENCH_BINS) $(TOOL_BINS)
+bench: all $(BENCH_BINS) $(TOOL_BINS) $(PRELOAD_LIBS)
 	PG_BUILD=$(abspath $(BUILD)) ./bench/run.sh $(BENCH_BINS) $(wildcard bench/*.sh)
 
 demo:

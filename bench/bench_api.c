@@ -20,7 +20,14 @@
  *   api      open loop at PG_BENCH_RATE requests/s (default 5000) for
  *            PG_BENCH_SECONDS (default 10): agent i sends every
  *            agents/rate s, staggered; its first request leases a job
- *            (wait_s 0), the others heartbeat it.  Latency counts from the
+ *            (wait_s 0), the others heartbeat it, every
+ *            PG_BENCH_LOG_EVERY-th (default 5) sends a log chunk instead,
+ *            and the PG_BENCH_RESULT_EVERY-th (default 20) sends the job's
+ *            result, after which the agent leases the next job (0: never).
+ *            api-kind lines give p50 and p99 per kind of request (lease,
+ *            heartbeat, log, result), from when each went out: an agent
+ *            waiting for a slow lease sends its next heartbeat late, and
+ *            that wait is the lease's.  Otherwise latency counts from the
  *            time the request was due, so a reply that came late delays the
  *            agent's next request and that delay counts too (no coordinated
  *            omission).  goal=met when the achieved rate is at least 98% of
@@ -38,6 +45,15 @@
  * than the server it measures.
  *
  * PG_BENCH_THREADS sets api.threads (default 4, the controller's default).
+ * PG_BENCH_ONLY_API=1 stops after the api phase (no api-max, api-read).
+ * A slow disk: run with LD_PRELOAD=BUILD/tests/preload/slowsync.so
+ * (tests/preload/slowsync.c); the controller inherits it.
+ *
+ * Crash mode, for the fault suite (tests/faults/f_slowdisk.sh):
+ * PG_BENCH_KILL_AFTER_S=S skips api-raw, kills the controller with
+ * SIGKILL S seconds into the api phase, writes the results it had
+ * answered 200 to PG_BENCH_ACKED ("JOB ATTEMPT" lines), keeps the store's
+ * directory (printed: "bench api-killed: dir=DIR ...") and stops there.
  * PG_BENCH_TRACE=FILE writes one line per answer: the phase (0 lease,
  * 1 heartbeat, 2 read, 3 raw), when it was due (us from the phase's start)
  * and its latency (us).
@@ -93,12 +109,27 @@ enum phase {
 	PH_IDLE,
 };
 
+/* What a request was, for the latency per kind. */
+enum kind {
+	K_LEASE,
+	K_HEARTBEAT,
+	K_LOG,
+	K_RESULT,
+	K_OTHER,
+	K_N,
+};
+
+static const char *const kind_names[K_N] = { "lease", "heartbeat", "log", "result", "other" };
+
 struct agent {
 	int fd;
 	enum phase phase;
+	enum kind kind;			/* of the request out */
 	int64_t job;
 	int64_t attempt;
 	int progress;
+	unsigned int beats;		/* requests about the job since its lease */
+	int64_t log_off;		/* bytes of the job's log sent */
 	bool busy;			/* a request is out */
 	bool due;			/* open loop: a send came due while busy */
 	int64_t due_us;			/* when the owed request was due */
@@ -128,8 +159,14 @@ struct load {
 	int64_t gap_ns;			/* open loop: between two sends */
 	int64_t start_us;
 	uint64_t step;			/* open loop: sends scheduled so far */
-	struct lat lat, lease_lat, hb_lat;
+	struct lat lat, lease_lat, hb_lat, kind_lat[K_N];
 	uint64_t leases, heartbeats, reads, raws, errors;
+	long log_every, result_every;	/* open loop: 0 never */
+	FILE *acked;			/* results answered 200: "JOB ATTEMPT" */
+	uint64_t results_acked;
+	int64_t kill_after_us;		/* crash mode: into the api phase */
+	pid_t ctl_pid;
+	bool killed;
 	size_t in_flight;
 	FILE *trace;			/* PG_BENCH_TRACE: one line per answer */
 };
@@ -309,8 +346,18 @@ static int agent_send(struct load *ld, struct agent *a, int64_t t0)
 	int n = 0, m;
 
 	body[0] = '\0';
+	a->kind = K_OTHER;
+	if (a->phase == PH_HEARTBEAT && ld->open_loop) {
+		unsigned int next = a->beats + 1;
+
+		if (ld->result_every > 0 && next >= (unsigned long)ld->result_every)
+			a->kind = K_RESULT;
+		else if (ld->log_every > 0 && next % (unsigned long)ld->log_every == 0)
+			a->kind = K_LOG;
+	}
 	switch (a->phase) {
 	case PH_LEASE:
+		a->kind = K_LEASE;
 		n = snprintf(body, sizeof(body), "{\"wait_s\": 0}");
 		m = snprintf(a->out, sizeof(a->out),
 			     "POST /api/v1/lease HTTP/1.1\r\nHost: %s\r\n"
@@ -318,6 +365,28 @@ static int agent_send(struct load *ld, struct agent *a, int64_t t0)
 			     "Content-Length: %d\r\n\r\n%s", host, a->token, n, body);
 		break;
 	case PH_HEARTBEAT:
+		if (a->kind == K_RESULT) {
+			n = snprintf(body, sizeof(body), "{\"attempt\": %lld, \"outcome\": \"ok\","
+				     " \"detail\": \"bench\"}", (long long)a->attempt);
+			m = snprintf(a->out, sizeof(a->out),
+				     "POST /api/v1/jobs/%lld/result HTTP/1.1\r\nHost: %s\r\n"
+				     "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
+				     "Content-Length: %d\r\n\r\n%s", (long long)a->job, host,
+				     a->token, n, body);
+			break;
+		}
+		if (a->kind == K_LOG) {
+			n = snprintf(body, sizeof(body), "[%u] ninja: compiling lib %u of 400\n",
+				     a->beats, a->beats);
+			m = snprintf(a->out, sizeof(a->out),
+				     "POST /api/v1/jobs/%lld/logs?attempt=%lld&stage=build&offset=%lld"
+				     " HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
+				     "Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s",
+				     (long long)a->job, (long long)a->attempt, (long long)a->log_off,
+				     host, a->token, n, body);
+			break;
+		}
+		a->kind = K_HEARTBEAT;
 		a->progress = (a->progress + 1) % 100;
 		n = snprintf(body, sizeof(body),
 			     "{\"attempt\": %lld, \"stage\": \"build\", \"progress\": %d}",
@@ -463,7 +532,11 @@ static int agent_done(struct load *ld, struct agent *a, int status, const char *
 		agent_fail(ld, a, "unexpected status");
 		return 0;
 	}
-	if (lat_add(&ld->lat, t1 - a->t0_us) < 0)
+	/* Per kind, from when it went out: a request sent late because its
+	 * agent waited for its previous answer does not take that wait from
+	 * the previous one (which counts it already). */
+	if (lat_add(&ld->lat, t1 - a->t0_us) < 0 ||
+	    lat_add(&ld->kind_lat[a->kind], t1 - a->sent_us) < 0)
 		return -1;
 	if (ld->trace)
 		fprintf(ld->trace, "%d %lld %lld\n", (int)a->phase,
@@ -478,8 +551,31 @@ static int agent_done(struct load *ld, struct agent *a, int status, const char *
 			return 0;
 		}
 		a->phase = PH_HEARTBEAT;
+		a->beats = 0;
+		a->log_off = 0;
 		break;
 	case PH_HEARTBEAT:
+		a->beats++;
+		if (a->kind == K_RESULT) {
+			/* Acknowledged: the controller may not lose it now. */
+			ld->results_acked++;
+			if (ld->acked && fprintf(ld->acked, "%lld %lld\n", (long long)a->job,
+						 (long long)a->attempt) < 0)
+				return -1;
+			a->job = 0;
+			a->phase = PH_LEASE;
+			break;
+		}
+		if (a->kind == K_LOG) {
+			const char *p = memmem(body, len, "\"bytes\":", 8);
+
+			if (!p) {
+				agent_fail(ld, a, "log answer without bytes");
+				return 0;
+			}
+			a->log_off = strtoll(p + 8, NULL, 10);
+			break;
+		}
 		ld->heartbeats++;
 		if (lat_add(&ld->hb_lat, t1 - a->t0_us) < 0)
 			return -1;
@@ -562,6 +658,8 @@ static int load_run(struct load *ld, int seconds)
 	ld->lat.n = 0;
 	ld->lease_lat.n = 0;
 	ld->hb_lat.n = 0;
+	for (int k = 0; k < K_N; k++)
+		ld->kind_lat[k].n = 0;
 	if (!ld->open_loop)
 		for (size_t i = 0; i < ld->n; i++)
 			if (ld->agents[i].phase != PH_IDLE &&
@@ -574,6 +672,13 @@ static int load_run(struct load *ld, int seconds)
 
 		if (ld->open_loop && open_loop_tick(ld, now) < 0)
 			return -1;
+		if (ld->open_loop && ld->kill_after_us && now - ld->start_us >= ld->kill_after_us) {
+			/* What is out now is unanswered: it counts for nothing. */
+			if (kill(ld->ctl_pid, SIGKILL) < 0)
+				return -1;
+			ld->killed = true;
+			return 0;
+		}
 		if (now >= ld->deadline_us && ld->in_flight == 0)
 			return 0;
 		if (now >= give_up) {
@@ -663,12 +768,12 @@ out:
 }
 
 /*
- * The agents (pool=demo, a token each) and a series with n runs of one
- * queued job each for host class "demo".  One run per job, as in life (a
+ * The agents (pool=demo, a token each) and a series with n_jobs runs of
+ * one queued job each for host class "demo".  One run per job, as in life (a
  * run has a few jobs per host class).  synchronous=OFF: a crash during
  * set-up only fails the bench.
  */
-static int seed(const char *db, struct agent *agents, size_t n)
+static int seed(const char *db, struct agent *agents, size_t n, size_t n_jobs)
 {
 	static const char *const keys[] = { "pool" }, *const values[] = { "demo" };
 	const struct sched_labels labels = { keys, values, 1 };
@@ -697,7 +802,7 @@ static int seed(const char *db, struct agent *agents, size_t n)
 		       " 'a@x', 'complete', 1, 1);",
 		       "seed series", &err) < 0)
 		goto rollback;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n_jobs; i++) {
 		int64_t run = (int64_t)i + 1;
 
 		if (store_run(st, "seed run",
@@ -863,6 +968,22 @@ static double print_line(const char *name, struct load *ld, const struct usage *
 	return rate;
 }
 
+/* One line per kind of request seen in the last phase. */
+static void print_kinds(const char *name, struct load *ld)
+{
+	for (int k = 0; k < K_N; k++) {
+		struct lat *l = &ld->kind_lat[k];
+
+		if (!l->n)
+			continue;
+		qsort(l->us, l->n, sizeof(*l->us), cmp_u32);
+		printf("bench %s-kind: kind=%s requests=%zu p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
+		       name, kind_names[k], l->n, lat_ms(l, 0.50), lat_ms(l, 0.99),
+		       lat_ms(l, 1.0));
+	}
+	fflush(stdout);
+}
+
 static int run_phase(struct load *ld, enum phase ph, bool open_loop, int seconds,
 		     pid_t ctl, struct usage *u)
 {
@@ -892,15 +1013,20 @@ int main(void)
 	struct rlimit rl;
 	pthread_t tid;
 	bool tmp_made = false, thread_up = false, goal;
-	long n_agents, seconds, rate, threads, rss = -1, hwm = -1;
+	size_t n_jobs;
+	long n_agents, seconds, rate, threads, rss = -1, hwm = -1, kill_after_s;
 	double w_rate, max_rate, read_rate, raw_rate, w_p99;
 	int port = 0, rc = 1, m;
 
 	if (env_int("PG_BENCH_AGENTS", DEFAULT_AGENTS, 1, MAX_AGENTS, &n_agents) < 0 ||
 	    env_int("PG_BENCH_SECONDS", DEFAULT_SECONDS, 1, 3600, &seconds) < 0 ||
 	    env_int("PG_BENCH_RATE", DEFAULT_RATE, 1, 1000000, &rate) < 0 ||
-	    env_int("PG_BENCH_THREADS", DEFAULT_THREADS, 1, 64, &threads) < 0)
+	    env_int("PG_BENCH_THREADS", DEFAULT_THREADS, 1, 64, &threads) < 0 ||
+	    env_int("PG_BENCH_LOG_EVERY", 5, 0, 1000000, &ld.log_every) < 0 ||
+	    env_int("PG_BENCH_RESULT_EVERY", 20, 0, 1000000, &ld.result_every) < 0 ||
+	    env_int("PG_BENCH_KILL_AFTER_S", 0, 0, 3600, &kill_after_s) < 0)
 		return 2;
+	ld.kill_after_us = kill_after_s * 1000000;
 	if (find_paths(ctl, profiles, sizeof(ctl)) < 0) {
 		fprintf(stderr, "bench api: cannot find perfgate-controller and profiles/"
 			" (set PG_BUILD)\n");
@@ -955,7 +1081,12 @@ int main(void)
 		goto out;
 	for (size_t i = 0; i < ld.n; i++)
 		ld.agents[i].fd = -1;
-	if (seed(db, ld.agents, ld.n) < 0)
+	/* Enough jobs for every agent's results at the offered rate, twice
+	 * over: a lease that finds none would be an error. */
+	n_jobs = ld.n;
+	if (ld.result_every > 0)
+		n_jobs += 2 * ((size_t)(rate * seconds) / (size_t)ld.result_every + ld.n);
+	if (seed(db, ld.agents, ld.n, n_jobs) < 0)
 		goto out;
 
 	serve.argv = (const char *const[]){ ctl, "--config", conf, "serve", NULL };
@@ -977,6 +1108,14 @@ int main(void)
 	ld.addr.sin_family = AF_INET;
 	ld.addr.sin_port = htons((uint16_t)port);
 	ld.addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ld.ctl_pid = serve.pid;
+	if (getenv("PG_BENCH_ACKED") && *getenv("PG_BENCH_ACKED")) {
+		ld.acked = fopen(getenv("PG_BENCH_ACKED"), "w");
+		if (!ld.acked) {
+			perror("bench api: PG_BENCH_ACKED");
+			goto out;
+		}
+	}
 	if (getenv("PG_BENCH_TRACE") && *getenv("PG_BENCH_TRACE")) {
 		/* Per answer: phase, due (us from the phase's start), latency
 		 * (us): to see when the slow ones came. */
@@ -1000,16 +1139,30 @@ int main(void)
 	 * that run for days are; the first request of a fresh connection
 	 * waits for libmicrohttpd to accept it, a thousand of them at once
 	 * for hundreds of milliseconds on this machine. */
-	if (run_phase(&ld, PH_RAW, false, (int)seconds, serve.pid, &u) < 0)
-		goto out;
-	raw_rate = print_line("api-raw", &ld, &u, " (404 from the HTTP thread, no store)");
-	if (ld.errors)
-		goto out;
+	raw_rate = 0;
+	if (!ld.kill_after_us) {
+		if (run_phase(&ld, PH_RAW, false, (int)seconds, serve.pid, &u) < 0)
+			goto out;
+		raw_rate = print_line("api-raw", &ld, &u, " (404 from the HTTP thread, no store)");
+		if (ld.errors)
+			goto out;
+	}
 
 	/* The goal: leases, then heartbeats, at the offered rate. */
 	ld.gap_ns = (int64_t)(1e9 / (double)rate);
 	if (run_phase(&ld, PH_HEARTBEAT, true, (int)seconds, serve.pid, &u) < 0)
 		goto out;
+	if (ld.killed) {
+		if (ld.acked && fflush(ld.acked))
+			goto out;
+		printf("bench api-killed: dir=%s jobs=%zu answers=%zu results_acked=%llu"
+		       " errors=%llu (SIGKILL %ld s into the api phase)\n", tmpdir, n_jobs,
+		       ld.lat.n, (unsigned long long)ld.results_acked,
+		       (unsigned long long)ld.errors, kill_after_s);
+		print_kinds("api-killed", &ld);
+		rc = ld.errors ? 1 : 0;
+		goto out;
+	}
 	if (read_rss(serve.pid, &rss, &hwm) < 0) {
 		fprintf(stderr, "bench api: cannot read the controller's VmRSS\n");
 		goto out;
@@ -1023,6 +1176,11 @@ int main(void)
 		 hwm / 1024.0);
 	w_rate = print_line("api", &ld, &u, extra);
 	w_p99 = lat_ms(&ld.lat, 0.99);
+	print_kinds("api", &ld);
+	if (getenv("PG_BENCH_ONLY_API") && *getenv("PG_BENCH_ONLY_API")) {
+		rc = ld.errors || ld.leases < ld.n ? 1 : 0;
+		goto out;
+	}
 	if (ld.errors || ld.leases != ld.n)
 		goto out;
 
@@ -1053,7 +1211,7 @@ out:
 		} else if (th.rc < 0) {
 			fprintf(stderr, "bench api: controller: %s\n", th.err.msg);
 			rc = 1;
-		} else if (serve.exited && serve.exit_code) {
+		} else if (serve.exited && serve.exit_code && !ld.killed) {
 			fprintf(stderr, "bench api: the controller %s on SIGTERM\n",
 				pg_proc_describe(&serve, desc, sizeof(desc)));
 			rc = 1;
@@ -1066,12 +1224,16 @@ out:
 		close(ld.ep);
 	if (ld.trace && fclose(ld.trace))
 		rc = 1;
+	if (ld.acked && fclose(ld.acked))
+		rc = 1;
+	for (int k = 0; k < K_N; k++)
+		free(ld.kind_lat[k].us);
 	free(ld.agents);
 	free(ld.lat.us);
 	free(ld.lease_lat.us);
 	free(ld.hb_lat.us);
 	pg_proc_release(&serve);
-	if (tmp_made && !getenv("PG_BENCH_KEEP")) {
+	if (tmp_made && !getenv("PG_BENCH_KEEP") && !ld.killed) {
 		const char *argv[] = { "rm", "-rf", "--", tmpdir, NULL };
 		struct pg_proc rm = PG_PROC_INIT;
 		struct pg_err err = PG_ERR_INIT;

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -229,6 +230,57 @@ static void api_auth_admin(struct api_req *r)
 		api_reply_error(r, 401, "wrong admin token");
 }
 
+/* What the body-framing headers say, counted over every header line
+ * (libmicrohttpd's lookup gives the first of a name only). */
+struct api_framing {
+	unsigned int n_length, n_te;
+	const char *length;	/* the first Content-Length */
+	bool lengths_differ;
+};
+
+static enum MHD_Result api_framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+					  const char *value)
+{
+	struct api_framing *f = cls;
+
+	(void)kind;
+	if (!key)
+		return MHD_YES;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		if (f->n_length++ == 0)
+			f->length = value;
+		else if (strcmp(f->length ? f->length : "", value ? value : ""))
+			f->lengths_differ = true;
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		f->n_te++;
+	}
+	return MHD_YES;
+}
+
+/*
+ * Refuse a request whose body length two headers may tell differently
+ * (RFC 9112 6.3): Content-Length with Transfer-Encoding, or Content-Length
+ * values that differ.  libmicrohttpd 0.9.75 takes the chunked body (or the
+ * first length) and goes on, while a proxy in front may have read the
+ * other: what it took for the next request would be part of this body, or
+ * the reverse (request smuggling).  Answers r when refused.
+ */
+static void api_check_framing(struct api_req *r)
+{
+	struct api_framing f = { 0 };
+
+	if (MHD_get_connection_values(r->conn, MHD_HEADER_KIND, api_framing_header, &f) < 0) {
+		api_reply_error(r, 500, "could not read the request headers");
+		return;
+	}
+	if (f.n_length && f.n_te)
+		api_reply_error(r, 400, "both Content-Length and Transfer-Encoding: the body's "
+				"length is ambiguous; send one of them");
+	else if (f.lengths_differ)
+		api_reply_error(r, 400, "two Content-Length headers that differ: the body's "
+				"length is ambiguous; send one");
+}
+
 /* The headers are in: route (on the whole path; r->path may be cut),
  * check what can be checked before the body. */
 static void api_begin(struct api_req *r, const char *method, const char *url)
@@ -242,6 +294,9 @@ static void api_begin(struct api_req *r, const char *method, const char *url)
 		api_reply_error(r, 503, "the controller is shutting down");
 		return;
 	}
+	api_check_framing(r);
+	if (r->answered)
+		return;
 	if (status == 404) {
 		api_reply_error(r, 404, "no such endpoint: %s", r->path);
 		return;

@@ -25,10 +25,14 @@
  * whose answer is lost (timeout, dropped connection, a kill -9 between
  * the 201 and our commit) may have created the check.  So:
  *  1. Before each try the row is claimed in its own transaction:
- *     attempts + 1 and next_try moved to the retry time, so that a crash
- *     during the network call leaves a row that says "a POST may have
- *     happened" and is not retried at once.
- *  2. A try of a row whose attempts were > 0 before the claim first looks
+ *     attempts + 1, maybe_posted = 1 and next_try moved to the retry time,
+ *     so that a crash during the network call leaves a row that says "a
+ *     POST may have happened" and is not retried at once.  The try's end
+ *     records whether the check may exist (outbox_check_may_exist()):
+ *     not after a POST refused at connect or answered other than 5xx;
+ *     still after an answer lost once the request went out, a 5xx, or a
+ *     failed lookup.
+ *  2. A try of a row with maybe_posted set first looks
  *     for an identical check already there: pg_pw_find_check() with the
  *     same state, context, description and target URL, dated at or after
  *     created_at - OUTBOX_FIND_MARGIN_S (the margin covers the two
@@ -286,6 +290,16 @@ enum outbox_outcome {
 enum outbox_outcome outbox_check_outcome(int rc, enum pg_errcode code);
 
 /*
+ * Whether a failed check POST may have created the check all the same, so
+ * that the next try must look it up before posting: status is the HTTP
+ * status (0: no answer), reached false when the request certainly never
+ * reached Patchwork (pg_pw_check_result.reached: refused at connect).
+ * True without an answer after the request went out, and for a 5xx (a
+ * proxy's 502/504 answers for a request whose fate it does not know).
+ */
+bool outbox_check_may_exist(long status, bool reached);
+
+/*
  * Seconds until the next try after `attempts` tries (>= 1): full jitter
  * over [0, min(max_backoff_s, 2^(attempts-1))] rounded up, at least 1;
  * at least retry_after_ms (when > 0) rounded up, capped at
@@ -335,8 +349,8 @@ int outbox_list(struct store *st, bool all, cJSON **out, struct pg_err *err);
 /*
  * Queue a row again, due now: kind "check" or "mail", a row that is
  * 'failed', 'cancelled' or still 'queued' (then only made due now).  Its
- * attempts are kept, so a check that may have been posted is looked for
- * before it is posted again.  Returns 0, or -1 with PG_ENOTFOUND (no such
+ * attempts and maybe_posted are kept, so a check that may have been posted
+ * is looked for before it is posted again.  Returns 0, or -1 with PG_ENOTFOUND (no such
  * row), PG_ECONFLICT (the row was sent), PG_EINVAL (kind).
  */
 int outbox_retry(struct store *st, const char *kind, int64_t id, int64_t now_s,

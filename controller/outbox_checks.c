@@ -18,6 +18,17 @@
 
 /* ---- pure parts ------------------------------------------------------ */
 
+bool outbox_check_may_exist(long status, bool reached)
+{
+	if (!reached)
+		return false;
+	/* No answer: lost after the POST went out.  A 5xx: Patchwork's own
+	 * 500 after its INSERT is rare, but a proxy's 502 or 504 in front of
+	 * it says exactly that the answer was lost.  Any other answer says
+	 * nothing was created (a 201 is not a failure). */
+	return status == 0 || status >= 500;
+}
+
 enum outbox_outcome outbox_check_outcome(int rc, enum pg_errcode code)
 {
 	if (rc >= 0)
@@ -58,6 +69,7 @@ int64_t outbox_claim_next_s(int64_t now_s, unsigned int attempts, int64_t post_t
 struct check_row {
 	int64_t id, run_id, patch_id, pw_patch_id, created_at;
 	unsigned int attempts;
+	bool maybe_posted;	/* an earlier try may have created the check */
 	enum pg_pw_check_state state;
 	char *context, *state_name, *description, *target_url, *msgid;
 };
@@ -87,7 +99,8 @@ static int due_checks(struct store *st, int64_t now_s, struct check_row *rows, s
 	*n = 0;
 	if (store_prepare(st, &q,
 			  "SELECT c.id, c.run_id, c.patch_id, c.context, c.state, c.description,"
-			  " c.target_url, c.attempts, c.created_at, p.pw_patch_id, m.msgid"
+			  " c.target_url, c.attempts, c.created_at, p.pw_patch_id, m.msgid,"
+			  " c.maybe_posted"
 			  " FROM check_outbox c JOIN patches p ON p.id = c.patch_id"
 			  " JOIN messages m ON m.id = p.message_id"
 			  " WHERE c.delivery = 'queued' AND c.next_try <= ?1"
@@ -109,6 +122,7 @@ static int due_checks(struct store *st, int64_t now_s, struct check_row *rows, s
 		r->attempts = (unsigned int)sqlite3_column_int64(q, 7);
 		r->created_at = sqlite3_column_int64(q, 8);
 		r->pw_patch_id = sqlite3_column_int64(q, 9);
+		r->maybe_posted = sqlite3_column_int64(q, 11) != 0;
 		if (outbox_col_dup(q, 3, &r->context, err) < 0 ||
 		    outbox_col_dup(q, 4, &r->state_name, err) < 0 ||
 		    outbox_col_dup(q, 5, &r->description, err) < 0 ||
@@ -219,6 +233,7 @@ static int record_sent(struct outbox *ob, const struct check_row *r, long code,
 
 static int record_retry(struct outbox *ob, const struct check_row *r, long code,
 			const char *response, int64_t retry_after_ms, int64_t extra_s,
+			bool maybe_posted,
 			int64_t *delay, struct pg_err *err)
 {
 	char cut[OUTBOX_RESPONSE_MAX + 1];
@@ -229,23 +244,24 @@ static int record_retry(struct outbox *ob, const struct check_row *r, long code,
 	outbox_response_cut(response, strlen(response), cut, sizeof(cut));
 	return outbox_tx_run(ob->st, "record a check to retry",
 			     "UPDATE check_outbox SET next_try = ?2, response_code = ?3,"
-			     " response = ?4 WHERE id = ?1 AND delivery = 'queued'",
+			     " response = ?4, maybe_posted = ?5 WHERE id = ?1 AND delivery = 'queued'",
 			     STORE_ARGS(STORE_INT(r->id), STORE_INT(now + *delay),
-					code ? STORE_INT(code) : STORE_NULL, STORE_TEXT(cut)),
+					code ? STORE_INT(code) : STORE_NULL, STORE_TEXT(cut),
+					STORE_INT(maybe_posted ? 1 : 0)),
 			     NULL, err);
 }
 
 static int record_failed(struct outbox *ob, const struct check_row *r, long code,
-			 const char *response, struct pg_err *err)
+			 const char *response, bool maybe_posted, struct pg_err *err)
 {
 	char cut[OUTBOX_RESPONSE_MAX + 1];
 
 	outbox_response_cut(response, strlen(response), cut, sizeof(cut));
 	return outbox_tx_run(ob->st, "record a failed check",
 			     "UPDATE check_outbox SET delivery = 'failed', response_code = ?2,"
-			     " response = ?3 WHERE id = ?1 AND delivery = 'queued'",
+			     " response = ?3, maybe_posted = ?4 WHERE id = ?1 AND delivery = 'queued'",
 			     STORE_ARGS(STORE_INT(r->id), code ? STORE_INT(code) : STORE_NULL,
-					STORE_TEXT(cut)), NULL, err);
+					STORE_TEXT(cut), STORE_INT(maybe_posted ? 1 : 0)), NULL, err);
 }
 
 /* What a row is, for log lines. */
@@ -255,30 +271,37 @@ static void row_name(const struct check_row *r, char *out, size_t outlen)
 		   PRId64 ")", r->id, r->run_id, r->context, r->state_name, r->pw_patch_id);
 }
 
-/* A try that can be retried: record it, count it, say so.  extra_s:
- * seconds to wait on top of the backoff. */
+/* A try that can be retried: record it (with whether the check may
+ * exist now), count it, say so.  extra_s: seconds to wait on top of the
+ * backoff. */
 static int try_again(struct outbox *ob, const struct check_row *r, long code,
 		     const char *response, int64_t retry_after_ms, int64_t extra_s,
+		     bool maybe_posted,
 		     const char *why, struct pg_err *err)
 {
 	char name[512];
 	int64_t delay = 0;
 
-	if (record_retry(ob, r, code, response, retry_after_ms, extra_s, &delay, err) < 0)
+	if (record_retry(ob, r, code, response, retry_after_ms, extra_s, maybe_posted, &delay,
+			 err) < 0)
 		return -1;
 	ob->stats.checks_retried++;
 	row_name(r, name, sizeof(name));
-	pg_log_warn(OUTBOX_LOG, "%s: try %u: %s; next try in %" PRId64 " s", name,
-		    r->attempts + 1, why, delay);
+	pg_log_warn(OUTBOX_LOG, "%s: try %u: %s; next try in %" PRId64 " s%s", name,
+		    r->attempts + 1, why, delay,
+		    maybe_posted ? " (looked for first: it may have been created)" : "");
 	return 0;
 }
 
+/* A try not to repeat as is: record it (with whether the check may exist,
+ * for an admin's retry), count it, say so. */
 static int give_up(struct outbox *ob, const struct check_row *r, long code,
-		   const char *response, const char *why, struct pg_err *err)
+		   const char *response, bool maybe_posted, const char *why,
+		   struct pg_err *err)
 {
 	char name[512];
 
-	if (record_failed(ob, r, code, response, err) < 0)
+	if (record_failed(ob, r, code, response, maybe_posted, err) < 0)
 		return -1;
 	ob->stats.checks_failed++;
 	row_name(r, name, sizeof(name));
@@ -306,7 +329,7 @@ static int patch_id_known(struct outbox *ob, struct check_row *r, struct pg_err 
 		return 1;
 	if (!r->msgid) {
 		return give_up(ob, r, 0, "the patch has no Message-ID to find it on Patchwork by",
-			       "no Message-ID", err) < 0 ? -1 : 0;
+			       r->maybe_posted, "no Message-ID", err) < 0 ? -1 : 0;
 	}
 	rc = pg_pw_find_patch(ob->pw, r->msgid, &id, &nerr);
 	if (rc == 1) {
@@ -326,7 +349,7 @@ static int patch_id_known(struct outbox *ob, struct check_row *r, struct pg_err 
 	if (now - r->created_at >= OUTBOX_LOOKUP_GIVE_UP_S) {
 		pg_fmt_cut(why, sizeof(why), "patch <%.400s> was not found on Patchwork in %d days",
 			   r->msgid, OUTBOX_LOOKUP_GIVE_UP_S / 86400);
-		return give_up(ob, r, 0, why, why, err) < 0 ? -1 : 0;
+		return give_up(ob, r, 0, why, r->maybe_posted, why, err) < 0 ? -1 : 0;
 	}
 	wait = ob->max_backoff_s < OUTBOX_LOOKUP_WAIT_MAX_S ? ob->max_backoff_s :
 	       OUTBOX_LOOKUP_WAIT_MAX_S;
@@ -370,10 +393,11 @@ static int find_lost(struct outbox *ob, const struct check_row *r, struct pg_err
 			      r->target_url, (r->created_at - OUTBOX_FIND_MARGIN_S) * 1000, &found,
 			      &nerr);
 	if (rc < 0) {
+		/* Still unknown whether the earlier try created it. */
 		if (outbox_check_outcome(rc, nerr.code) == OUTBOX_RETRY)
-			rc = try_again(ob, r, 0, nerr.msg, -1, 0, nerr.msg, err);
+			rc = try_again(ob, r, 0, nerr.msg, -1, 0, true, nerr.msg, err);
 		else
-			rc = give_up(ob, r, 0, nerr.msg, nerr.msg, err);
+			rc = give_up(ob, r, 0, nerr.msg, true, nerr.msg, err);
 		return rc < 0 ? -1 : 2;
 	}
 	if (rc == 0)
@@ -407,15 +431,16 @@ static int deliver(struct outbox *ob, struct check_row *r, struct pg_err *err)
 	rc = patch_id_known(ob, r, err);
 	if (rc <= 0)
 		goto out;
-	/* Claim: from now on the row says a POST may have happened, and a
-	 * crash during it does not make the next start look up and post
-	 * while that POST may still be making its check. */
+	/* Claim: from now on the row says a POST may have happened
+	 * (maybe_posted: a crash during it makes the next try look first),
+	 * and a crash during it does not make the next start look up and
+	 * post while that POST may still be making its check. */
 	claim_next = outbox_claim_next_s(outbox_now_s(), r->attempts + 1, ob->post_timeout_s,
 					 ob->max_backoff_s, &ob->rand);
 	rc = -1;
 	if (outbox_tx_run(ob->st, "claim a check",
-			  "UPDATE check_outbox SET attempts = attempts + 1, next_try = ?2"
-			  " WHERE id = ?1 AND delivery = 'queued' AND attempts = ?3",
+			  "UPDATE check_outbox SET attempts = attempts + 1, next_try = ?2,"
+			  " maybe_posted = 1 WHERE id = ?1 AND delivery = 'queued' AND attempts = ?3",
 			  STORE_ARGS(STORE_INT(r->id), STORE_INT(claim_next),
 				     STORE_INT(r->attempts)), &changes, err) < 0)
 		goto out;
@@ -423,7 +448,9 @@ static int deliver(struct outbox *ob, struct check_row *r, struct pg_err *err)
 		rc = 0;		/* changed under us (an admin): next pass */
 		goto out;
 	}
-	if (r->attempts > 0) {
+	/* Only after a try whose answer was lost: one refused at connect
+	 * (an outage) cannot have posted, and a lookup then is wasted. */
+	if (r->maybe_posted) {
 		found = find_lost(ob, r, err);
 		if (found != 0) {
 			rc = found < 0 ? -1 : 0;
@@ -454,9 +481,11 @@ static int deliver(struct outbox *ob, struct check_row *r, struct pg_err *err)
 	 * sees the check of a server as slow as that. */
 	if (outbox_check_outcome(-1, nerr.code) == OUTBOX_RETRY)
 		rc = try_again(ob, r, res.status, answer_text(&res, &nerr), res.retry_after_ms,
-			       nerr.code == PG_ETIMEOUT ? ob->post_timeout_s : 0, why, err);
+			       nerr.code == PG_ETIMEOUT ? ob->post_timeout_s : 0,
+			       outbox_check_may_exist(res.status, res.reached), why, err);
 	else
-		rc = give_up(ob, r, res.status, answer_text(&res, &nerr), why, err);
+		rc = give_up(ob, r, res.status, answer_text(&res, &nerr),
+			     outbox_check_may_exist(res.status, res.reached), why, err);
 out:
 	pg_pw_check_result_release(&res);
 	return rc;

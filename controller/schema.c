@@ -766,6 +766,20 @@ static const char migration_9[] =
 	"\n"
 	"PRAGMA user_version = 9;\n";
 
+/*
+ * Step 10: whether a queued check's last try may have created it on
+ * Patchwork (its answer lost: a timeout or a broken connection after the
+ * POST went out, or a 5xx).  Only then does the next try look it up
+ * first; a try refused at connect cannot have posted anything.  Rows tried
+ * before this step are taken as unsure: the old rule looked them up.
+ */
+static const char migration_10[] =
+	"ALTER TABLE check_outbox ADD COLUMN maybe_posted INTEGER NOT NULL DEFAULT 0\n"
+	"\tCHECK (maybe_posted IN (0, 1));\n"
+	"UPDATE check_outbox SET maybe_posted = 1 WHERE attempts > 0;\n"
+	"\n"
+	"PRAGMA user_version = 10;\n";
+
 const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 1, "intake, planning, scheduling, results, verdicts, outboxes", migration_1 },
 	{ 2, "trends (history, change points), job stage and progress", migration_2 },
@@ -776,4 +790,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ 7, "change points bisected: their range, baseline, commit and alert", migration_7 },
 	{ 8, "alert mails of change points, host drift", migration_8 },
 	{ 9, "hosts driven over SSH: their connection state", migration_9 },
+	{ 10, "checks: whether the last try may have posted", migration_10 },
 };

@@ -57,6 +57,7 @@ void pg_http_response_init(struct pg_http_response *resp)
 	pg_buf_init(&resp->effective_url, PG_HTTP_HEADER_MAX);
 	pg_buf_init(&resp->redirect_url, PG_HTTP_HEADER_MAX);
 	resp->total_ms = 0;
+	resp->request_sent = false;
 }
 
 void pg_http_response_release(struct pg_http_response *resp)
@@ -72,6 +73,7 @@ void pg_http_response_release(struct pg_http_response *resp)
 	pg_buf_release(&resp->effective_url);
 	pg_buf_release(&resp->redirect_url);
 	resp->total_ms = 0;
+	resp->request_sent = false;
 }
 
 /* Forget the headers of a previous response (a redirect, a 100 Continue,
@@ -93,6 +95,7 @@ static void response_reset(struct pg_http_response *resp, size_t max_body)
 	pg_buf_reset(&resp->effective_url);
 	pg_buf_reset(&resp->redirect_url);
 	resp->total_ms = 0;
+	resp->request_sent = false;
 }
 
 int pg_http_global_init(struct pg_err *err)
@@ -427,6 +430,24 @@ static int collect_info(CURL *h, const char *method, const char *shown,
 	return 0;
 }
 
+bool pg_http_may_have_sent(int curl_code, long request_bytes)
+{
+	switch (curl_code) {
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_URL_MALFORMAT:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		return false;
+	default:
+		/* libcurl counts request bytes once written (a connection
+		 * reused and found dead, then retried, counts both). */
+		return request_bytes > 0;
+	}
+}
+
 enum pg_errcode pg_http_errcode(int curl_code)
 {
 	CURLcode cc = (CURLcode)curl_code;
@@ -550,6 +571,12 @@ int pg_http_client_request(struct pg_http_client *client, const char *method,
 	if (cc != CURLE_OK) {
 		const char *reason = client->errbuf[0] ? client->errbuf
 						       : curl_easy_strerror(cc);
+		long sent_bytes = 1;
+
+		/* Unknown stays "may have been sent": the safe side. */
+		if (curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &sent_bytes) != CURLE_OK)
+			sent_bytes = 1;
+		resp->request_sent = pg_http_may_have_sent((int)cc, sent_bytes);
 
 		/* Keep what is known (status, URL) for the caller's logs. */
 		collect_info(h, method, shown, resp, NULL);
@@ -567,6 +594,7 @@ int pg_http_client_request(struct pg_http_client *client, const char *method,
 			pg_err_set(err, pg_http_errcode((int)cc), "%s %s: %s", method, shown, reason);
 		goto out;
 	}
+	resp->request_sent = true;
 	if (collect_info(h, method, shown, resp, err) < 0)
 		goto out;
 	ret = 0;

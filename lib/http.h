@@ -120,6 +120,12 @@ struct pg_http_response {
 	 * followed (follow_redirects false, or a 3xx with max_redirects 0). */
 	struct pg_buf redirect_url;
 	int64_t total_ms;		/* the whole transfer, as libcurl timed it */
+	/* False when the request certainly never reached the server, so
+	 * that it cannot have acted on it (no connection: refused, DNS,
+	 * connect timeout, TLS handshake; or not one request byte written);
+	 * true when it may have (an answer came, or the connection broke or
+	 * timed out after the request went out).  See pg_http_may_have_sent(). */
+	bool request_sent;
 };
 
 #define PG_HTTP_RESPONSE_INIT {					\
@@ -243,5 +249,17 @@ int64_t pg_http_retry_after_ms(const char *value, int64_t now_wall_ms);
  * PG_EIO.  Shared by every libcurl user (HTTP here, SMTP in the
  * controller). */
 enum pg_errcode pg_http_errcode(int curl_code);
+
+/*
+ * Whether a failed transfer (libcurl's curl_code, not CURLE_OK) may have
+ * delivered the request, given request_bytes, the request bytes libcurl
+ * says it wrote (CURLINFO_REQUEST_SIZE).  False only when nothing can have
+ * been acted on: no connection was made (CURLE_COULDNT_RESOLVE_HOST,
+ * _RESOLVE_PROXY, _COULDNT_CONNECT, a TLS handshake failure) or not a byte
+ * of the request was written (a connect timeout).  Everything else (a
+ * timeout or a reset after sending, an empty reply) may have reached the
+ * server.  Pure.
+ */
+bool pg_http_may_have_sent(int curl_code, long request_bytes);
 
 #endif

@@ -1212,6 +1212,7 @@ int pg_pw_post_check(struct pg_pw_client *c, int64_t patch_id,
 	out->status = 0;
 	out->check_id = 0;
 	out->retry_after_ms = -1;
+	out->reached = false;
 	pg_buf_reset(&out->body);
 	if (check_args(patch_id, state, context, description, target_url, err) < 0)
 		goto out;
@@ -1238,9 +1239,11 @@ int pg_pw_post_check(struct pg_pw_client *c, int64_t patch_id,
 	o.follow_redirects = false;
 	if (pg_http_client_request(c->http, "POST", pg_buf_str(&url), body, strlen(body),
 				   &o, &resp, err) < 0) {
+		out->reached = resp.request_sent;
 		transport_error(err);
 		goto out;
 	}
+	out->reached = true;
 	out->status = resp.status;
 	keep_body(out, &resp);
 	pg_log_debug(LOG_COMP, "POST %s %s: HTTP %ld", pg_buf_str(&url), body, resp.status);

@@ -343,6 +343,10 @@ struct pg_pw_check_result {
 	int64_t check_id;	/* the new check's id on 201 (0: not said) */
 	/* Retry-After of a 429 or 503, in ms; -1 when none. */
 	int64_t retry_after_ms;
+	/* False when the POST certainly never reached Patchwork (refused
+	 * before sending, or no connection made: pg_http_response's
+	 * request_sent); true when it did or may have. */
+	bool reached;
 	/* The answer's body (JSON error details on a 4xx), at most
 	 * PG_PW_BODY_KEEP bytes of it, for the caller's records. */
 	struct pg_buf body;
@@ -372,8 +376,10 @@ void pg_pw_check_result_release(struct pg_pw_check_result *r);
  *        no such patch...), PG_ECONFLICT for 409: record out->body, do
  *        not retry as is;
  *   5xx, 429, no answer: PG_EIO; a timeout or 408: PG_ETIMEOUT: retry
- *        later.  The check may have been created all the same (a reply
- *        lost on the way): call pg_pw_find_check() before posting again.
+ *        later.  Without an answer, or with a 5xx, the check may have
+ *        been created all the same (a reply lost on the way) unless
+ *        out->reached is false: call pg_pw_find_check() before posting
+ *        again.
  * Checks are never replaced: posting the same context again creates a
  * newer check, which is how a recheck is reported.
  */

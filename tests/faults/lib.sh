@@ -19,7 +19,6 @@
 : "${PG_FAULT_ROWS:?PG_FAULT_ROWS not set (run through tests/faults/run.sh)}"
 : "${FAULT_SEED:=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
 echo "fault seed: FAULT_SEED=$FAULT_SEED"
-fault_rng_state=$FAULT_SEED
 
 fault_row() {
 	[ $# -eq 8 ] || fail "fault_row: 8 fields, got $#"
@@ -30,7 +29,13 @@ fault_row() {
 }
 
 # A small LCG so that a failing run can be repeated with its FAULT_SEED.
+# Its state lives in a file, so that $(rand_between ...), which runs in a
+# subshell, still advances it.
+fault_rng_file="$TMP/.fault_rng"
+echo "$FAULT_SEED" >"$fault_rng_file"
 rand_between() {
+	fault_rng_state=$(cat "$fault_rng_file")
 	fault_rng_state=$(( (fault_rng_state * 1103515245 + 12345) % 2147483648 ))
-	echo $(( $1 + fault_rng_state % ($2 - $1 + 1) ))
+	echo "$fault_rng_state" >"$fault_rng_file"
+	echo $(( $1 + (fault_rng_state / 65536) % ($2 - $1 + 1) ))
 }

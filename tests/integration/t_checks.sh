@@ -11,7 +11,10 @@
 #  - a 403 (a token without rights) is tried once, recorded with its body,
 #    not retried until an admin says so;
 #  - report mails: a refused author's Cc is dropped, a 451 retried, each
-#    mail delivered once.
+#    mail delivered once;
+#  - Patchwork down (its port refusing connections), then back: tries
+#    refused at connect cannot have posted, so no try looks its check up
+#    first (a lost answer, in 4, still does).
 . "$PG_TOP/tests/integration/lib.sh"
 . "$PG_TOP/tests/integration/delivery_lib.sh"
 
@@ -223,7 +226,8 @@ jq_is "$TMP/out" "[.[] | select(.kind == \"check\" and .id == $row)][0].delivery
 expect_rc 0 $C outbox list
 expect_grep "^check +$row +failed +1 +- +$run_a +$CTX +fail patch 2 \(pw 102\) +\{\"detail\":\"You do not have permission" "$TMP/out"
 cat "$TMP/out"
-# An admin queues it again: one more try (a lookup, then a POST), again 403.
+# An admin queues it again: one more try (no lookup: a 403 created
+# nothing), again 403.
 expect_rc 0 $C outbox retry check "$row"
 retried() {
 	[ "$(q "SELECT delivery || attempts FROM check_outbox WHERE id = $row")" = failed2 ]
@@ -289,4 +293,51 @@ checks
 # shellcheck disable=SC2046
 fetch_targets "$TMP/ctl.log" $(jq -r '[.checks[].target_url] | unique | .[]' "$TMP/checks.json")
 stop_ctl
+
+# ---- 7. Patchwork down, then back: no lookups after refused tries ------------------
+
+pw_port=${base##*:}
+kill "$pw"
+wait "$pw" 2>/dev/null
+pw=""
+last_row=$(q "SELECT max(id) FROM check_outbox")
+expect_rc 0 "$OTOOL" queue-check "$TMP/c.json" "$run_b" "$CTX" warning "Performance Testing WARNING"
+expect_rc 0 "$OTOOL" queue-check "$TMP/c.json" "$run_s" "$CTX" fail "Performance Testing FAIL"
+refused="id > $last_row"
+start_ctl "$TMP/c.json"
+refused_thrice() {
+	[ "$(q "SELECT count(*) FROM check_outbox WHERE $refused AND delivery = 'queued'
+		AND attempts >= 3 AND response LIKE '%onnect%'")" = 2 ]
+}
+wait_until "three refused tries of each check" refused_thrice
+# Stopped while Patchwork is set up again (a POST to a patch it does not
+# have yet would be a 404); what the tries left is in the store.
+stop_ctl
+[ "$(q "SELECT count(*) FROM check_outbox WHERE $refused")" = 2 ] || fail "not 2 rows queued"
+[ "$(q "SELECT count(*) FROM check_outbox WHERE $refused AND maybe_posted = 0")" = 2 ] ||
+	fail "a refused try was recorded as maybe posted"
+# Back on the same port, as it was (the same patches; no checks yet).
+"$PY" tests/fake_patchwork.py --port "$pw_port" --fixture "$TMP/fixture.json" --quiet \
+	>"$TMP/pw2.out" 2>"$TMP/pw2.err" &
+pw=$!
+wait_until "the fake Patchwork again" grep -q '^listening on ' "$TMP/pw2.out"
+fake series "{\"mails\": [{\"file\": \"$P/series-b/0001-net-one-add-one.patch\", \"id\": 201},
+	{\"file\": \"$P/series-b/0002-net-two-add-two.patch\", \"id\": 202},
+	{\"file\": \"$P/series-b/0003-net-three-add-three.patch\", \"id\": 203}]}"
+fake series "{\"mails\": [{\"file\": \"$P/single/0001-lib-fix-hello.patch\", \"id\": 301}]}"
+start_ctl "$TMP/c.json"
+refused_sent() {
+	[ "$(q "SELECT count(*) FROM check_outbox WHERE $refused AND delivery = 'sent'")" = 2 ]
+}
+wait_until "the refused checks after Patchwork came back" refused_sent
+stop_ctl
+checks
+jq_is "$TMP/checks.json" '[.checks[] | [.patch, .state] | tostring] | sort | join(" ")' \
+	'[203,"warning"] [301,"fail"]'
+jq_is "$TMP/checks.json" '.posts.total' 2
+curl -sS -f "$base/_fake/requests" >"$TMP/requests.json" || fail "GET /_fake/requests"
+jq_is "$TMP/requests.json" '[.[] | select(.method == "GET" and (.path | test("/checks/$")))] | length' 0
+attempts=$(q "SELECT group_concat(attempts) FROM check_outbox WHERE $refused")
+echo "refused: attempts per check $attempts; Patchwork back: $(jq length "$TMP/requests.json")" \
+	"requests, 0 lookups, 2 POSTs"
 echo "checks: all cases hold"

@@ -34,6 +34,7 @@
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
+#include <curl/curl.h>
 #include <microhttpd.h>
 
 #include "buf.h"
@@ -585,6 +586,8 @@ static void test_timeout(void **state)
 	 * bound is generous for loaded machines. */
 	assert_int_equal(r.status, 0);
 	assert_true(elapsed >= 250 && elapsed < 5000);
+	/* The request went out: the server may have acted on it. */
+	assert_true(r.request_sent);
 	pg_http_response_release(&r);
 }
 
@@ -618,6 +621,7 @@ static void test_server_error(void **state)
 	assert_string_equal(pg_buf_str(&r.body), "{\"detail\":\"try later\"}");
 	assert_string_equal(pg_buf_str(&r.retry_after), "7");
 	assert_int_equal(pg_http_retry_after_ms(pg_buf_str(&r.retry_after), 0), 7000);
+	assert_true(r.request_sent);
 	pg_http_response_release(&r);
 }
 
@@ -671,7 +675,28 @@ static void test_refused(void **state)
 	/* Credentials in the URL stay out of the message. */
 	assert_null(strstr(err.msg, "hunter2"));
 	assert_int_equal(r.status, 0);
+	/* Refused at connect: nothing can have been acted on. */
+	assert_false(r.request_sent);
 	pg_http_response_release(&r);
+}
+
+/* Which failures may have delivered the request: only those before a
+ * connection, or before a request byte went out, certainly did not. */
+static void test_may_have_sent(void **state)
+{
+	(void)state;
+	assert_false(pg_http_may_have_sent(CURLE_COULDNT_CONNECT, 0));
+	assert_false(pg_http_may_have_sent(CURLE_COULDNT_CONNECT, 200));
+	assert_false(pg_http_may_have_sent(CURLE_COULDNT_RESOLVE_HOST, 0));
+	assert_false(pg_http_may_have_sent(CURLE_COULDNT_RESOLVE_PROXY, 0));
+	assert_false(pg_http_may_have_sent(CURLE_SSL_CONNECT_ERROR, 0));
+	/* A connect timeout wrote nothing; one after sending may have. */
+	assert_false(pg_http_may_have_sent(CURLE_OPERATION_TIMEDOUT, 0));
+	assert_true(pg_http_may_have_sent(CURLE_OPERATION_TIMEDOUT, 180));
+	assert_true(pg_http_may_have_sent(CURLE_GOT_NOTHING, 180));
+	assert_true(pg_http_may_have_sent(CURLE_RECV_ERROR, 180));
+	assert_true(pg_http_may_have_sent(CURLE_SEND_ERROR, 40));
+	assert_true(pg_http_may_have_sent(CURLE_WRITE_ERROR, 180));
 }
 
 static void test_bad_arguments(void **state)
@@ -850,6 +875,7 @@ int main(void)
 		cmocka_unit_test(test_server_error),
 		cmocka_unit_test(test_link_paging),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_may_have_sent),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_client_reuse),
 		cmocka_unit_test(test_link_next_parse),

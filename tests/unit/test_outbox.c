@@ -157,6 +157,26 @@ static void test_check_outcome(void **state)
 	assert_int_equal(outbox_check_outcome(-1, PG_ECONFLICT), OUTBOX_FAILED);
 }
 
+/* After which failed POST the next try looks the check up first. */
+static void test_check_may_exist(void **state)
+{
+	(void)state;
+	/* Refused at connect: nothing posted, whatever else. */
+	assert_false(outbox_check_may_exist(0, false));
+	/* Sent, no answer (timeout, reset, empty reply): maybe. */
+	assert_true(outbox_check_may_exist(0, true));
+	/* A 5xx: a proxy's 502/504 does not know; Patchwork's 500 rarely. */
+	assert_true(outbox_check_may_exist(500, true));
+	assert_true(outbox_check_may_exist(502, true));
+	assert_true(outbox_check_may_exist(503, true));
+	assert_true(outbox_check_may_exist(504, true));
+	/* Any other answer: not created. */
+	assert_false(outbox_check_may_exist(400, true));
+	assert_false(outbox_check_may_exist(403, true));
+	assert_false(outbox_check_may_exist(408, true));
+	assert_false(outbox_check_may_exist(429, true));
+}
+
 /* Removing the Cc of a formatted report gives the report formatted
  * without it, byte for byte (a long display name folds the Cc field). */
 static void test_strip_cc(void **state)
@@ -510,6 +530,24 @@ static void test_pass_order(void **state)
 	assert_int_equal(outbox_checks_pass(&ob, 1000, &err), 0);
 	assert_int_equal(row_int(f, "attempts", fin1), 1);
 	assert_int_equal(row_int(f, "attempts", pend2), 0);
+	/* Refused at connect: nothing can have been posted, so the next
+	 * try posts again at once, no lookup first. */
+	assert_int_equal(row_int(f, "maybe_posted", fin1), 0);
+	sfx_sql(f->st, "UPDATE check_outbox SET next_try = 0 WHERE id = ?1",
+		STORE_ARGS(STORE_INT(fin1)));
+	assert_int_equal(outbox_checks_pass(&ob, 1000, &err), 0);
+	assert_int_equal(row_int(f, "attempts", fin1), 2);
+	assert_int_equal(row_int(f, "maybe_posted", fin1), 0);
+	assert_int_equal(row_int(f, "response LIKE 'POST http://127.0.0.1:1/%'", fin1), 1);
+	/* A try that may have posted (its answer lost) is looked up first,
+	 * and stays unsure while the lookup fails. */
+	sfx_sql(f->st, "UPDATE check_outbox SET next_try = 0, maybe_posted = 1 WHERE id = ?1",
+		STORE_ARGS(STORE_INT(fin1)));
+	assert_int_equal(outbox_checks_pass(&ob, 1000, &err), 0);
+	assert_int_equal(row_int(f, "attempts", fin1), 3);
+	assert_int_equal(row_int(f, "maybe_posted", fin1), 1);
+	assert_int_equal(row_int(f, "response LIKE 'GET http://127.0.0.1:1/api/1.3/patches/13/"
+				 "checks/?%'", fin1), 1);
 	/* Once the final is settled, run 2's pending check goes. */
 	sfx_sql(f->st, "UPDATE check_outbox SET delivery = 'sent', sent_at = 1 WHERE id = ?1",
 		STORE_ARGS(STORE_INT(fin1)));
@@ -646,7 +684,7 @@ static void test_list_retry(void **state)
 	assert_int_equal(outbox_retry(f->st, "check", row, 777, &err), 0);
 	assert_true(row_is(f, row, "queued"));
 	assert_int_equal(row_int(f, "next_try", row), 777);
-	assert_int_equal(row_int(f, "attempts", row), 1);	/* kept: look before posting */
+	assert_int_equal(row_int(f, "attempts", row), 1);	/* kept */
 	sfx_sql(f->st, "UPDATE check_outbox SET delivery = 'sent', sent_at = 1", NULL, 0);
 	assert_int_equal(outbox_retry(f->st, "check", row, 777, &err), -1);
 	assert_int_equal(err.code, PG_ECONFLICT);
@@ -686,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_retry_delay),
 		cmocka_unit_test(test_claim_next),
 		cmocka_unit_test(test_check_outcome),
+		cmocka_unit_test(test_check_may_exist),
 		cmocka_unit_test(test_strip_cc),
 		cmocka_unit_test(test_mail_refused),
 		cmocka_unit_test_setup_teardown(test_queue_check, setup, teardown),
