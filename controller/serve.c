@@ -92,7 +92,9 @@ static void serve_expire(const struct ctl_config *cfg, struct store *st, struct 
 	struct pg_err err = PG_ERR_INIT;
 	int64_t requeued = 0, failed = 0;
 
-	if (sched_expire(st, pg_time_wall_ms() / 1000, cfg->api.max_attempts, &requeued, &failed,
+	/* The API's clock (api_now_s()): a step of the wall clock neither
+	 * expires every lease at once nor keeps dead ones. */
+	if (sched_expire(st, pg_time_steady_ms() / 1000, cfg->api.max_attempts, &requeued, &failed,
 			 &err) < 0) {
 		pg_log_error("serve", "expire leases: %s", err.msg);
 		return;
