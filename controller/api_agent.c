@@ -416,7 +416,10 @@ static int api_write_all(int fd, const char *p, size_t n)
  * Append a chunk to DATA_DIR/logs/JOB/ATTEMPT/STAGE.log and record its
  * size in `logs` (path relative to DATA_DIR).  With ?offset=N the chunk
  * is the log's bytes from N on: a retried chunk the log already holds is
- * not appended twice, a gap is refused (409).
+ * not appended twice, a gap is refused (409).  The file is outside the
+ * store's transaction: when the batch of an append is lost after the
+ * write (a full disk at COMMIT), the agent retries, and the retry records
+ * the size the file holds.
  */
 static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 {
@@ -444,9 +447,8 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 		goto fail;
 	}
 	size = (int64_t)sb.st_size;
-	if (op->offset >= 0 && op->offset + len <= size) {
-		goto answer;	/* a retry of what the log holds */
-	}
+	if (op->offset >= 0 && op->offset + len <= size)
+		goto record;	/* a retry of what the log holds */
 	if (op->offset >= 0 && op->offset != size) {
 		pg_err_set(&err, PG_ECONFLICT, "offset %lld does not match the %lld bytes the log "
 			   "holds", (long long)op->offset, (long long)size);
@@ -466,6 +468,7 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 		goto fail;
 	}
 	size += len;
+record:
 	if (store_run(w->st, "record log",
 		      "INSERT INTO logs (job_id, attempt, stage, path, bytes, updated_at)"
 		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (job_id, attempt, stage)"
@@ -474,7 +477,6 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 				 STORE_TEXT(op->log_stage), STORE_TEXT(pg_buf_str(&rel)),
 				 STORE_INT(size), STORE_INT(now)), &err) < 0)
 		goto fail;
-answer:
 	o = cJSON_CreateObject();
 	if (o && !cJSON_AddNumberToObject(o, "bytes", (double)size)) {
 		cJSON_Delete(o);
