@@ -429,6 +429,7 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 	struct stat sb;
 	int64_t size, len = (int64_t)r->body.len;
 	int fd = -1, rc = -1;
+	bool created;
 	cJSON *o;
 
 	if (api_own_attempt(w->st, r->agent_id, r->route.id, op->attempt, &err) < 0)
@@ -441,7 +442,11 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 	}
 	if (pg_mkdir_parent(pg_buf_str(&path), 0750, &err) < 0)
 		goto fail;
-	fd = open(pg_buf_str(&path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	/* Created here or not: a failed first append removes what it made. */
+	fd = open(pg_buf_str(&path), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0640);
+	created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(pg_buf_str(&path), O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb) < 0) {
 		pg_err_errno(&err, "open %s", pg_buf_str(&path));
 		goto fail;
@@ -461,8 +466,9 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 	}
 	if (api_write_all(fd, r->body.data, r->body.len) < 0) {
 		pg_err_errno(&err, "append to %s", pg_buf_str(&path));
-		/* All or nothing, so that a retry with ?offset= lines up. */
-		if (ftruncate(fd, (off_t)size) < 0)
+		/* All or nothing, so that a retry with ?offset= lines up; a
+		 * log this call created goes (no row names it). */
+		if (created ? unlink(pg_buf_str(&path)) < 0 : ftruncate(fd, (off_t)size) < 0)
 			pg_log_warn("api", "truncate %s back: %s", pg_buf_str(&path),
 				    strerror(errno));
 		goto fail;
