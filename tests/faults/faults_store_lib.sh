@@ -10,6 +10,7 @@
 #                        ingested; $C the controller command
 #   fs_serve [ENV=VAL...] start `serve` (under env with its arguments, e.g.
 #                        an LD_PRELOAD), wait for its API: $url, $ctl
+#   fs_serve_log         append what serve printed since to $TMP/ctl.log
 #   fs_serve_stop        SIGTERM it, expect exit 0
 #   fs_agent NAME [WORK_DIR [SPOOL_DIR]] [-- ENV=VAL...]  register agent NAME
 #                        and start its daemon (built-in runner, lease_wait_s
@@ -93,8 +94,10 @@ EOF
 	expect_rc 0 $C ingest --mbox "$TMP/all.mbox"
 }
 
+fs_copied=0
 fs_serve() {
 	: >"$TMP/serve.out"
+	fs_copied=0
 	env "$@" $C serve >"$TMP/serve.out" 2>&1 &
 	ctl=$!
 	fs_wait 60 "the API" grep -q 'api: listening on http' "$TMP/serve.out"
@@ -103,7 +106,10 @@ fs_serve() {
 	sed -i "s|\"listen\": \"127.0.0.1:[0-9]*\"|\"listen\": \"127.0.0.1:${url##*:}\"|" "$TMP/c.json"
 }
 # The controller's output goes to ctl.log too, for fs_dump.
-fs_serve_log() { cat "$TMP/serve.out" >>"$TMP/ctl.log"; }
+fs_serve_log() {
+	tail -n "+$((fs_copied + 1))" "$TMP/serve.out" >>"$TMP/ctl.log"
+	fs_copied=$(wc -l <"$TMP/serve.out")
+}
 fs_serve_stop() {
 	kill "$ctl"
 	wait "$ctl"
