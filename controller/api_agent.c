@@ -469,7 +469,7 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 		/* All or nothing, so that a retry with ?offset= lines up; a
 		 * log this call created goes (no row names it). */
 		if (created ? unlink(pg_buf_str(&path)) < 0 : ftruncate(fd, (off_t)size) < 0)
-			pg_log_warn("api", "truncate %s back: %s", pg_buf_str(&path),
+			pg_log_warn("api", "undo the append to %s: %s", pg_buf_str(&path),
 				    strerror(errno));
 		goto fail;
 	}

@@ -92,11 +92,16 @@ int64_t pg_steady_step(struct pg_steady *s, int64_t wall_ms, int64_t mono_ms)
 {
 	int64_t d, lo, hi;
 
-	if (!s->set || mono_ms < s->mono_ms) {
+	if (!s->set) {
 		s->set = true;
 		s->steady_ms = wall_ms;
 		s->mono_ms = mono_ms;
 		return wall_ms;
+	}
+	/* CLOCK_MONOTONIC does not go back; if it ever did, stand still. */
+	if (mono_ms < s->mono_ms) {
+		s->mono_ms = mono_ms;
+		return s->steady_ms;
 	}
 	d = mono_ms - s->mono_ms;
 	lo = s->steady_ms + d - d / PG_STEADY_SLEW;

@@ -38,8 +38,8 @@ int64_t pg_time_wall_ms(void);
  * time elapsed, give or take PG_STEADY_SLEW (1/8): a step of the wall clock
  * (NTP stepping, an operator's date) is absorbed at that rate instead of at
  * once, so a step of an hour forward does not expire every lease, nor one
- * back keep dead leases for an hour; a deadline of D ms comes between 7/8 D
- * and 8/7 D.  Ordinary NTP slewing (at most 0.05 %) is followed exactly.
+ * back keep dead leases for an hour; a deadline D ms ahead comes after
+ * between 8/9 D and 8/7 D.  Ordinary NTP slewing (at most 0.05 %) is followed exactly.
  * Never runs backwards.
  *
  * pg_steady_step() is the pure rule: given the state of the last reading

@@ -527,6 +527,9 @@ static void test_steady(void **state)
 		prev = t;
 	}
 	assert_true(t >= w0 + 70000 + 8700 && t <= w0 + 80000);
+	/* A monotonic clock that went back (it cannot): standing still. */
+	assert_int_equal(pg_steady_step(&s, w0 - hour, m0), t);
+	assert_int_equal(pg_steady_step(&s, w0 - hour + 1, m0 + 1), t + 1);
 	/* The process-wide clock: close to the wall clock, never backwards. */
 	t = pg_time_steady_ms();
 	assert_true(llabs(t - pg_time_wall_ms()) < 1000);
