@@ -15,10 +15,12 @@
 #                    must not keep a dead lease for an hour)
 #   clock-agent-wall the agents' wall clocks step an hour forward and back
 #   clock-ctl-pause  the controller frozen (SIGSTOP) for 15 s (1.25 leases)
-#                    while jobs run, as a paused VM or a stalled process is:
-#                    its monotonic clock jumps when it wakes; its agents
-#                    could not renew meanwhile, and must get a lease time to
-#                    do so before any lease expires
+#                    while jobs run, as a paused VM is: its monotonic clock
+#                    jumps when it wakes; its agents could not renew
+#                    meanwhile (stopped too: a paused host does not queue
+#                    their heartbeats; back one by one after it wakes, the
+#                    idle agent first), and must get a lease time to renew
+#                    before any lease expires
 # A job run twice at once shows in an agent's log as an attempt that ended
 # "stale" (its job was leased again while it ran): counted as duplicated.
 . "$PG_TOP/tests/faults/lib.sh"
@@ -144,11 +146,23 @@ while [ $r -lt "$FAULT_REPS" ]; do
 	new_jobs 14 16
 	fs_rand 0 2
 	sleep "$R"
+	# The agents cannot reach a frozen host: their heartbeats come after
+	# their backoff, not from the kernel's queue of a stopped process.
 	kill -STOP "$ctl"
-	echo "controller stopped"
+	signal_agents STOP
+	busy=$(q "SELECT group_concat(a.name, ' ') FROM jobs j JOIN agents a ON a.id = j.agent_id
+		WHERE j.state = 'running'")
+	echo "controller (and the agents) stopped"
 	sleep 15
 	kill -CONT "$ctl"
-	echo "controller continued"
+	# The agents come back one by one: the idle one first.
+	sleep 1
+	for a in $fs_agents; do
+		case " $busy " in *" ${a%%:*} "*) ;; *) kill -CONT "${a#*:}" ;; esac
+	done
+	sleep 2
+	signal_agents CONT
+	echo "controller continued; 1 s later the idle agent, 2 s after it the others"
 	fs_wait_settled
 done
 fs_extra_dups $(($(stale_count) - s0))
