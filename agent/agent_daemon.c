@@ -22,6 +22,7 @@
 #include "agent_proto.h"
 #include "agent_runner.h"
 #include "agent_spool.h"
+#include "fmt.h"
 #include "fsutil.h"
 #include "http.h"
 #include "json.h"
@@ -40,6 +41,9 @@ enum {
 
 #define AGENT_PAUSE_SLICE_MS 100
 #define AGENT_LOG_TRIES 3
+/* Stages of one job whose log offsets are kept; a job with more sends the
+ * others' chunks without an offset. */
+#define AGENT_LOG_STAGES 16
 /* A series mbox: tries, and how long the controller may be away between
  * the first and the last (backoff capped at 10 s). */
 #define AGENT_FETCH_TRIES 8
@@ -61,6 +65,15 @@ struct agent {
 	struct agent_hold hold;
 	struct agent_link link;
 	enum agent_answer last_ans;	/* of the last result offered */
+	/* Where the next log chunk of each stage of the attempt at hand
+	 * starts: the size the controller last said it holds (-1: not
+	 * known, the chunk goes without an offset). */
+	int64_t log_job, log_attempt;
+	size_t n_log_pos;
+	struct {
+		char stage[AGENT_STAGE_MAX];
+		int64_t bytes;
+	} log_pos[AGENT_LOG_STAGES];
 	char self_exe[PATH_MAX];	/* for the workspace child */
 };
 
@@ -275,6 +288,33 @@ static const char *agent_link_abandoned(void *arg)
 					       "SIGINT) before the job finished" : NULL;
 }
 
+/* The offset slot of stage in the attempt at hand (a new attempt's logs
+ * start empty), or NULL when every slot is taken. */
+static int64_t *agent_log_pos(struct agent *a, const struct agent_job *job, const char *stage)
+{
+	size_t i;
+
+	if (a->log_job != job->id || a->log_attempt != job->attempt) {
+		a->log_job = job->id;
+		a->log_attempt = job->attempt;
+		a->n_log_pos = 0;
+	}
+	for (i = 0; i < a->n_log_pos; i++)
+		if (!strcmp(a->log_pos[i].stage, stage))
+			return &a->log_pos[i].bytes;
+	if (i == AGENT_LOG_STAGES || pg_fmt(a->log_pos[i].stage, AGENT_STAGE_MAX, "%s", stage) < 0)
+		return NULL;
+	a->n_log_pos++;
+	a->log_pos[i].bytes = 0;
+	return &a->log_pos[i].bytes;
+}
+
+/*
+ * Upload a log chunk, tried AGENT_LOG_TRIES times, at the offset where the
+ * controller's log of the stage ends: a try whose answer was lost after
+ * the controller appended the chunk (or whose batch was undone after the
+ * append) is then not appended twice.
+ */
 static void agent_link_log(void *arg, const struct agent_job *job,
 			   const struct agent_stop *stop, const char *stage, const char *text,
 			   size_t len)
@@ -282,17 +322,25 @@ static void agent_link_log(void *arg, const struct agent_job *job,
 	struct agent *a = arg;
 	struct pg_err err = PG_ERR_INIT;
 	enum agent_answer ans = AGENT_ANS_STOPPED;
+	int64_t *pos = agent_log_pos(a, job, stage);
+	int64_t at = pos ? *pos : -1, bytes;
 
 	for (unsigned int i = 0; i < AGENT_LOG_TRIES; i++) {
-		ans = agent_proto_log(&a->conn, job->id, job->attempt, stage, text, len,
-				      agent_timeout_ms(a), stop, &a->resp, &err);
-		if (ans == AGENT_ANS_OK)
+		ans = agent_proto_log(&a->conn, job->id, job->attempt, stage, at, text, len,
+				      agent_timeout_ms(a), stop, &bytes, &a->resp, &err);
+		if (ans == AGENT_ANS_OK) {
+			if (pos)
+				*pos = bytes >= 0 ? bytes : at >= 0 ? at + (int64_t)len : -1;
 			return;
+		}
 		if ((ans != AGENT_ANS_RETRY && ans != AGENT_ANS_AUTH) || i + 1 == AGENT_LOG_TRIES ||
 		    agent_pause(agent_retry_delay_ms(AGENT_ANS_RETRY, i, 5000, -1, &a->rnd),
 				AGENT_LEVEL_JOB))
 			break;
 	}
+	/* Whether the controller holds it is not known now. */
+	if (pos)
+		*pos = -1;
 	pg_log_warn("agent", "job %lld attempt %lld: a log chunk of stage '%s' (%zu bytes) "
 		    "was not uploaded: %s", (long long)job->id, (long long)job->attempt,
 		    stage, len, err.msg);

@@ -172,23 +172,41 @@ out:
 }
 
 enum agent_answer agent_proto_log(struct agent_conn *c, int64_t job_id, int64_t attempt,
-				  const char *stage, const char *text, size_t len,
-				  long timeout_ms, const struct agent_stop *stop,
-				  struct pg_http_response *resp, struct pg_err *err)
+				  const char *stage, int64_t offset, const char *text,
+				  size_t len, long timeout_ms, const struct agent_stop *stop,
+				  int64_t *bytes, struct pg_http_response *resp,
+				  struct pg_err *err)
 {
+	struct pg_err jerr = PG_ERR_INIT;
 	char path[PATH_LEN];
+	enum agent_answer ans;
+	cJSON *root = NULL;
+	int64_t n = -1;
 
+	*bytes = -1;
 	if (!agent_stage_ok(stage)) {
 		pg_err_set(err, PG_EINVAL, "log upload: bad stage name '%s'", stage);
 		return AGENT_ANS_REFUSED;
 	}
-	if (pg_fmt(path, sizeof(path), "/api/v1/jobs/%lld/logs?attempt=%lld&stage=%s",
-		   (long long)job_id, (long long)attempt, stage) < 0) {
+	if ((offset >= 0 ?
+	     pg_fmt(path, sizeof(path), "/api/v1/jobs/%lld/logs?attempt=%lld&stage=%s&offset=%lld",
+		    (long long)job_id, (long long)attempt, stage, (long long)offset) :
+	     pg_fmt(path, sizeof(path), "/api/v1/jobs/%lld/logs?attempt=%lld&stage=%s",
+		    (long long)job_id, (long long)attempt, stage)) < 0) {
 		pg_err_set(err, PG_EINVAL, "log upload: path too long");
 		return AGENT_ANS_REFUSED;
 	}
-	return agent_conn_post(c, path, "text/plain; charset=utf-8", text, len, timeout_ms,
-			       stop, resp, err);
+	ans = agent_conn_post(c, path, "text/plain; charset=utf-8", text, len, timeout_ms,
+			      stop, resp, err);
+	if (ans != AGENT_ANS_OK)
+		return ans;
+	/* The size is a hint for the next chunk's offset: an answer without
+	 * it still acknowledges this one. */
+	if (proto_answer_object(path, resp, &root, &jerr) == AGENT_ANS_OK &&
+	    pg_json_get_int(root, "bytes", true, 0, INT64_MAX, &n, &jerr) > 0)
+		*bytes = n;
+	cJSON_Delete(root);
+	return AGENT_ANS_OK;
 }
 
 enum agent_answer agent_proto_result(struct agent_conn *c, int64_t job_id, int64_t attempt,

@@ -63,11 +63,19 @@ enum agent_answer agent_proto_heartbeat(struct agent_conn *c, int64_t job_id,
 					bool *cancel, struct pg_http_response *resp,
 					struct pg_err *err);
 
-/* POST /api/v1/jobs/ID/logs?attempt=N&stage=S with a text/plain chunk. */
+/*
+ * POST /api/v1/jobs/ID/logs?attempt=N&stage=S&offset=O with a text/plain
+ * chunk.  offset (>= 0) is where the chunk starts in the stage's log, so
+ * that the controller keeps a retried chunk it already holds once (the
+ * answer to an append can be lost after the append); -1 sends none: the
+ * chunk goes at the log's end.  On AGENT_ANS_OK *bytes is the log's size
+ * in the answer ("bytes"), -1 when the answer has none.
+ */
 enum agent_answer agent_proto_log(struct agent_conn *c, int64_t job_id, int64_t attempt,
-				  const char *stage, const char *text, size_t len,
-				  long timeout_ms, const struct agent_stop *stop,
-				  struct pg_http_response *resp, struct pg_err *err);
+				  const char *stage, int64_t offset, const char *text,
+				  size_t len, long timeout_ms, const struct agent_stop *stop,
+				  int64_t *bytes, struct pg_http_response *resp,
+				  struct pg_err *err);
 
 /*
  * POST /api/v1/jobs/ID/result with body (the bytes spooled, sent as they

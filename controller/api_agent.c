@@ -416,7 +416,10 @@ static int api_write_all(int fd, const char *p, size_t n)
  * Append a chunk to DATA_DIR/logs/JOB/ATTEMPT/STAGE.log and record its
  * size in `logs` (path relative to DATA_DIR).  With ?offset=N the chunk
  * is the log's bytes from N on: a retried chunk the log already holds is
- * not appended twice, a gap is refused (409).
+ * not appended twice, a gap is refused (409).  The file is outside the
+ * store's transaction: when the batch of an append is lost after the
+ * write (a full disk at COMMIT), the agent retries, and the retry records
+ * the size the file holds.
  */
 static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 {
@@ -426,6 +429,7 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 	struct stat sb;
 	int64_t size, len = (int64_t)r->body.len;
 	int fd = -1, rc = -1;
+	bool created;
 	cJSON *o;
 
 	if (api_own_attempt(w->st, r->agent_id, r->route.id, op->attempt, &err) < 0)
@@ -438,15 +442,18 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 	}
 	if (pg_mkdir_parent(pg_buf_str(&path), 0750, &err) < 0)
 		goto fail;
-	fd = open(pg_buf_str(&path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	/* Created here or not: a failed first append removes what it made. */
+	fd = open(pg_buf_str(&path), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0640);
+	created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(pg_buf_str(&path), O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb) < 0) {
 		pg_err_errno(&err, "open %s", pg_buf_str(&path));
 		goto fail;
 	}
 	size = (int64_t)sb.st_size;
-	if (op->offset >= 0 && op->offset + len <= size) {
-		goto answer;	/* a retry of what the log holds */
-	}
+	if (op->offset >= 0 && op->offset + len <= size)
+		goto record;	/* a retry of what the log holds */
 	if (op->offset >= 0 && op->offset != size) {
 		pg_err_set(&err, PG_ECONFLICT, "offset %lld does not match the %lld bytes the log "
 			   "holds", (long long)op->offset, (long long)size);
@@ -459,13 +466,15 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 	}
 	if (api_write_all(fd, r->body.data, r->body.len) < 0) {
 		pg_err_errno(&err, "append to %s", pg_buf_str(&path));
-		/* All or nothing, so that a retry with ?offset= lines up. */
-		if (ftruncate(fd, (off_t)size) < 0)
-			pg_log_warn("api", "truncate %s back: %s", pg_buf_str(&path),
+		/* All or nothing, so that a retry with ?offset= lines up; a
+		 * log this call created goes (no row names it). */
+		if (created ? unlink(pg_buf_str(&path)) < 0 : ftruncate(fd, (off_t)size) < 0)
+			pg_log_warn("api", "undo the append to %s: %s", pg_buf_str(&path),
 				    strerror(errno));
 		goto fail;
 	}
 	size += len;
+record:
 	if (store_run(w->st, "record log",
 		      "INSERT INTO logs (job_id, attempt, stage, path, bytes, updated_at)"
 		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (job_id, attempt, stage)"
@@ -474,7 +483,6 @@ static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
 				 STORE_TEXT(op->log_stage), STORE_TEXT(pg_buf_str(&rel)),
 				 STORE_INT(size), STORE_INT(now)), &err) < 0)
 		goto fail;
-answer:
 	o = cJSON_CreateObject();
 	if (o && !cJSON_AddNumberToObject(o, "bytes", (double)size)) {
 		cJSON_Delete(o);

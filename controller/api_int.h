@@ -274,7 +274,8 @@ void api_reply_text(struct api_req *r, unsigned int status, const char *ctype,
 /* Set r's deferred log line (logged at info level after the commit). */
 void api_note(struct api_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The time now in wall seconds, as the store keeps it. */
+/* The time now in wall seconds, as the store keeps it, on the steady clock
+ * (pg_time_steady_ms(): leases are stored as wall times). */
 int64_t api_now_s(void);
 
 /* A condition variable on CLOCK_MONOTONIC (0 or -1), and the absolute

@@ -21,7 +21,9 @@
 
 int64_t api_now_s(void)
 {
-	return pg_time_wall_ms() / 1000;
+	/* The steady clock: leases are wall times compared as deadlines,
+	 * here and in serve's expiry sweep (timeutil.h). */
+	return pg_time_steady_ms() / 1000;
 }
 
 /* ---- answers ------------------------------------------------------------ */

@@ -92,7 +92,9 @@ static void serve_expire(const struct ctl_config *cfg, struct store *st, struct 
 	struct pg_err err = PG_ERR_INIT;
 	int64_t requeued = 0, failed = 0;
 
-	if (sched_expire(st, pg_time_wall_ms() / 1000, cfg->api.max_attempts, &requeued, &failed,
+	/* The API's clock (api_now_s()): a step of the wall clock neither
+	 * expires every lease at once nor keeps dead ones. */
+	if (sched_expire(st, pg_time_steady_ms() / 1000, cfg->api.max_attempts, &requeued, &failed,
 			 &err) < 0) {
 		pg_log_error("serve", "expire leases: %s", err.msg);
 		return;
@@ -212,7 +214,7 @@ int ctl_serve(const struct ctl_config *cfg)
 	struct ssh_disp *ssh = NULL;
 	struct ctl_outbox outbox;
 	int64_t next_intake = 0, next_expire = 0, next_plan = 0, next_verdict = 0;
-	int64_t next_baseline = 0;
+	int64_t next_baseline = 0, last_turn;
 	int rc = 1, loaded = 0, http = 0;
 
 	memset(&in, 0, sizeof(in));
@@ -252,7 +254,21 @@ int ctl_serve(const struct ctl_config *cfg)
 	pg_log_info("serve", "ready: store %s (schema %d), %zu contexts from %s, %zu sources",
 		    cfg->db, STORE_SCHEMA_VERSION, ps.n_contexts, cfg->profiles_dir,
 		    cfg->n_sources);
+	last_turn = pg_time_mono_ms();
 	while (!serve_stop) {
+		int64_t away = pg_time_mono_ms() - last_turn;
+
+		/* Away longer than a lease since the last turn (the process or
+		 * its host frozen: SIGSTOP, a paused VM): the agents could not
+		 * renew meanwhile, and their retries come after their backoff.
+		 * The sweep waits one lease time, so that the ones still at
+		 * work renew before any lease expires (sched.h, "Late work"). */
+		if (cfg->api.enabled && away > cfg->api.lease_s * 1000LL) {
+			pg_log_warn("serve", "the controller was away for %lld s (stopped or "
+				    "frozen): no lease expires for the next %lld s",
+				    (long long)(away / 1000), (long long)cfg->api.lease_s);
+			next_expire = pg_time_mono_ms() + cfg->api.lease_s * 1000LL;
+		}
 		if (cfg->n_sources && pg_time_mono_ms() >= next_intake) {
 			if (serve_intake(cfg, &in, &err) < 0)
 				goto out;
@@ -277,6 +293,7 @@ int ctl_serve(const struct ctl_config *cfg)
 			serve_verdicts(cfg, st, &ps, api);
 			next_verdict = pg_time_mono_ms() + VERDICT_PASS_TICK_MS;
 		}
+		last_turn = pg_time_mono_ms();
 		pg_sleep_ms(1000, &serve_stop);
 	}
 	pg_log_info("serve", "stopping on signal %d", (int)serve_stop);

@@ -2,6 +2,7 @@
 #include "timeutil.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,45 @@ int64_t pg_time_wall_ms(void)
 	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
 		abort();
 	return (int64_t)ts.tv_sec * MS_PER_SEC + ts.tv_nsec / 1000000;
+}
+
+int64_t pg_steady_step(struct pg_steady *s, int64_t wall_ms, int64_t mono_ms)
+{
+	int64_t d, lo, hi;
+
+	if (!s->set) {
+		s->set = true;
+		s->steady_ms = wall_ms;
+		s->mono_ms = mono_ms;
+		return wall_ms;
+	}
+	/* CLOCK_MONOTONIC does not go back; if it ever did, stand still. */
+	if (mono_ms < s->mono_ms) {
+		s->mono_ms = mono_ms;
+		return s->steady_ms;
+	}
+	d = mono_ms - s->mono_ms;
+	lo = s->steady_ms + d - d / PG_STEADY_SLEW;
+	hi = s->steady_ms + d + d / PG_STEADY_SLEW;
+	/* d / 8 rounds to nothing between readings less than 8 ms apart:
+	 * keep the old reading as the base until a step can move. */
+	if (d < PG_STEADY_SLEW && wall_ms != s->steady_ms + d)
+		return s->steady_ms + d;
+	s->steady_ms = wall_ms < lo ? lo : wall_ms > hi ? hi : wall_ms;
+	s->mono_ms = mono_ms;
+	return s->steady_ms;
+}
+
+int64_t pg_time_steady_ms(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct pg_steady state;
+	int64_t t;
+
+	pthread_mutex_lock(&lock);
+	t = pg_steady_step(&state, pg_time_wall_ms(), pg_time_mono_ms());
+	pthread_mutex_unlock(&lock);
+	return t;
 }
 
 int pg_sleep_ms(int64_t ms, volatile sig_atomic_t *stop)

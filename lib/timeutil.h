@@ -31,6 +31,33 @@ int64_t pg_time_mono_ms(void);
 int64_t pg_time_wall_ms(void);
 
 /*
+ * The steady wall clock: for times that are stored as wall times AND
+ * compared as deadlines (the controller's leases: lease_expires is a wall
+ * time in the store, and the expiry sweep compares it with now).  It follows
+ * CLOCK_REALTIME, but between two readings it advances by the monotonic
+ * time elapsed, give or take PG_STEADY_SLEW (1/8): a step of the wall clock
+ * (NTP stepping, an operator's date) is absorbed at that rate instead of at
+ * once, so a step of an hour forward does not expire every lease, nor one
+ * back keep dead leases for an hour; a deadline D ms ahead comes after
+ * between 8/9 D and 8/7 D.  Ordinary NTP slewing (at most 0.05 %) is followed exactly.
+ * Never runs backwards.
+ *
+ * pg_steady_step() is the pure rule: given the state of the last reading
+ * (zeroed before the first) and the two clocks now, returns the steady time
+ * and updates the state.  pg_time_steady_ms() is one process-wide clock
+ * (thread-safe) on the real clocks: every deadline of one process must come
+ * from the same one.
+ */
+#define PG_STEADY_SLEW 8
+struct pg_steady {
+	bool set;
+	int64_t steady_ms;		/* the last answer */
+	int64_t mono_ms;		/* CLOCK_MONOTONIC then */
+};
+int64_t pg_steady_step(struct pg_steady *s, int64_t wall_ms, int64_t mono_ms);
+int64_t pg_time_steady_ms(void);
+
+/*
  * Sleep for ms milliseconds (nothing when ms <= 0).  A signal interrupts
  * the sleep only to look at *stop: when stop is not NULL and *stop is
  * non-zero the function returns early, otherwise it sleeps on until the

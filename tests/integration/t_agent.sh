@@ -146,7 +146,7 @@ jq -e '[.[].t] as $t | [range(1; $t | length) | $t[.] - $t[. - 1]] |
 jq -e '[.[].body | fromjson | .attempt == 1 and (.stage | length > 0) and
 	(.progress >= 0 and .progress <= 100)] | all' "$TMP/hb.json" >/dev/null ||
 	fail "job 1: malformed heartbeat bodies"
-[ "$(count '.path == "/api/v1/jobs/1/logs" and .query == "attempt=1&stage=run" and .status == 200')" = 1 ] ||
+[ "$(count '.path == "/api/v1/jobs/1/logs" and .query == "attempt=1&stage=run&offset=0" and .status == 200')" = 1 ] ||
 	fail "job 1: expected one log chunk of stage run"
 spool_empty
 # Idle in a 30-second long-poll: SIGTERM must end it within 2 s.

@@ -324,6 +324,13 @@ jq_is "$TMP/body" .bytes 16
 expect 200 POST "/api/v1/jobs/1/logs?attempt=1&stage=build&offset=10" "$T1" 'ninja
 '
 jq_is "$TMP/body" .bytes 16
+# The append of a chunk whose batch was then lost (a full disk at COMMIT):
+# the file holds it, its row does not; the retry records the size.
+q "UPDATE logs SET bytes = 10 WHERE job_id = 1 AND attempt = 1 AND stage = 'build'"
+expect 200 POST "/api/v1/jobs/1/logs?attempt=1&stage=build&offset=10" "$T1" 'ninja
+'
+jq_is "$TMP/body" .bytes 16
+q_is "SELECT bytes FROM logs WHERE job_id = 1 AND attempt = 1 AND stage = 'build'" 16
 expect 409 POST "/api/v1/jobs/1/logs?attempt=1&stage=build&offset=99" "$T1" 'gap'
 expect 409 POST "/api/v1/jobs/1/logs?attempt=2&stage=build" "$T1" 'no such attempt'
 expect 409 POST "/api/v1/jobs/1/logs?attempt=1&stage=build" "$T2" 'not yours'

@@ -292,6 +292,8 @@ struct call_args {
 	cJSON *job;
 	bool cancel;
 	char status[AGENT_RESULT_STATUS_MAX];
+	int64_t offset;			/* of the log chunk */
+	int64_t bytes;			/* in the log answer */
 };
 
 static enum agent_answer call_lease(struct agent_conn *conn, void *arg)
@@ -313,8 +315,8 @@ static enum agent_answer call_log(struct agent_conn *conn, void *arg)
 {
 	struct call_args *a = arg;
 
-	return agent_proto_log(conn, 12, 2, "build", "line 1\n", 7, 5000, NULL, &a->resp,
-			       &a->err);
+	return agent_proto_log(conn, 12, 2, "build", a->offset, "line 1\n", 7, 5000, NULL,
+			       &a->bytes, &a->resp, &a->err);
 }
 
 static enum agent_answer call_mbox(struct agent_conn *conn, void *arg)
@@ -371,12 +373,24 @@ static void test_endpoints(void **state)
 	assert_int_equal(one(HTTP_JSON("404 Not Found") "{}", req, sizeof(req),
 			     call_heartbeat, &a), AGENT_ANS_NOTFOUND);
 
-	/* Logs: the stage and attempt in the query, text/plain. */
+	/* Logs: the stage and attempt in the query, text/plain; the offset
+	 * when known; the size the answer gives. */
+	a.offset = -1;
 	assert_int_equal(one(HTTP_JSON("200 OK") "{\"bytes\":7}", req, sizeof(req),
 			     call_log, &a), AGENT_ANS_OK);
 	assert_non_null(strstr(req, "POST /api/v1/jobs/12/logs?attempt=2&stage=build HTTP/1.1"));
 	assert_non_null(strstr(req, "\r\nContent-Type: text/plain; charset=utf-8\r\n"));
 	assert_non_null(strstr(req, "\r\n\r\nline 1\n"));
+	assert_int_equal(a.bytes, 7);
+	a.offset = 7;
+	assert_int_equal(one(HTTP_JSON("200 OK") "{\"bytes\":14}", req, sizeof(req),
+			     call_log, &a), AGENT_ANS_OK);
+	assert_non_null(strstr(req, "POST /api/v1/jobs/12/logs?attempt=2&stage=build&offset=7 HTTP/1.1"));
+	assert_int_equal(a.bytes, 14);
+	/* An answer without the size still acknowledges the chunk. */
+	assert_int_equal(one(HTTP_JSON("200 OK") "{}", req, sizeof(req), call_log, &a),
+			 AGENT_ANS_OK);
+	assert_int_equal(a.bytes, -1);
 
 	/* Result: the bytes as given; the three statuses that acknowledge,
 	 * and anything else that does not. */

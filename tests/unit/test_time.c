@@ -480,6 +480,62 @@ static void test_backoff_state(void **state)
 	assert_int_not_equal(a, 0);
 }
 
+/* The steady clock follows the wall clock, absorbs its steps at 1/8 of
+ * the elapsed time, and never runs backwards. */
+static void test_steady(void **state)
+{
+	struct pg_steady s = { 0 };
+	const int64_t w0 = INT64_C(1800000000000), m0 = 5000;
+	const int64_t hour = 3600 * 1000;
+	int64_t t, prev, m;
+
+	(void)state;
+	assert_int_equal(pg_steady_step(&s, w0, m0), w0);
+	/* No step: exactly the wall clock, readings 1 ms or 1 s apart. */
+	assert_int_equal(pg_steady_step(&s, w0 + 1, m0 + 1), w0 + 1);
+	assert_int_equal(pg_steady_step(&s, w0 + 1000, m0 + 1000), w0 + 1000);
+	/* NTP slewing (0.05 %): followed. */
+	assert_int_equal(pg_steady_step(&s, w0 + 1000 + 10005, m0 + 1000 + 10000),
+			 w0 + 1000 + 10005);
+	/* An hour forward: 60 s later the steady clock moved 60 s + 7.5 s,
+	 * a lease of 60 s renewed before the step is not over yet. */
+	s = (struct pg_steady){ 0 };
+	pg_steady_step(&s, w0, m0);
+	t = pg_steady_step(&s, w0 + hour + 60000, m0 + 60000);
+	assert_int_equal(t, w0 + 60000 + 7500);
+	/* Readings every millisecond still catch up (at 1/8). */
+	prev = t;
+	for (m = m0 + 60001; m <= m0 + 120000; m++) {
+		t = pg_steady_step(&s, w0 + hour + (m - m0), m);
+		assert_true(t >= prev);
+		prev = t;
+	}
+	assert_true(t >= w0 + 120000 + 7500 + 7000);
+	assert_true(t <= w0 + 120000 + 15000);
+	/* ... and converge: 8 hours later it is the wall clock again. */
+	m = m0 + 9 * hour;
+	assert_int_equal(pg_steady_step(&s, w0 + hour + (m - m0), m), w0 + hour + (m - m0));
+	/* An hour back: the clock goes on at 7/8 speed, never backwards. */
+	s = (struct pg_steady){ 0 };
+	pg_steady_step(&s, w0, m0);
+	t = pg_steady_step(&s, w0 - hour + 80000, m0 + 80000);
+	assert_int_equal(t, w0 + 70000);
+	prev = t;
+	for (m = m0 + 80001; m <= m0 + 90000; m += 3) {
+		t = pg_steady_step(&s, w0 - hour + (m - m0), m);
+		assert_true(t >= prev);
+		prev = t;
+	}
+	assert_true(t >= w0 + 70000 + 8700 && t <= w0 + 80000);
+	/* A monotonic clock that went back (it cannot): standing still. */
+	assert_int_equal(pg_steady_step(&s, w0 - hour, m0), t);
+	assert_int_equal(pg_steady_step(&s, w0 - hour + 1, m0 + 1), t + 1);
+	/* The process-wide clock: close to the wall clock, never backwards. */
+	t = pg_time_steady_ms();
+	assert_true(llabs(t - pg_time_wall_ms()) < 1000);
+	assert_true(pg_time_steady_ms() >= t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_sleep_interrupted),
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_backoff_state),
+		cmocka_unit_test(test_steady),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
