@@ -262,7 +262,9 @@ static int get_dup(const cJSON *obj, const char *key, bool required, char **out,
 	return dup_str(s, out, err);
 }
 
-/* A naive UTC date; absent or null gives -1 when not required. */
+/* A naive UTC date; absent or null gives -1 when not required.  A date
+ * before 1970 is refused: it would read as that -1 ("none"), or as a
+ * negative cursor, which means "from the beginning". */
 static int get_date(const cJSON *obj, const char *key, bool required, int64_t *out,
 		    struct pg_err *err)
 {
@@ -275,8 +277,14 @@ static int get_date(const cJSON *obj, const char *key, bool required, int64_t *o
 		return 0;
 	if (pg_json_get_string(obj, key, true, &s, err) < 0)
 		return -1;
-	if (pg_time_parse_utc(s, out) < 0)
+	if (pg_time_parse_utc(s, out) < 0) {
+		*out = -1;
 		return pg_err_set(err, PG_EINVAL, "field '%s': not a date: '%.64s'", key, s);
+	}
+	if (*out < 0) {
+		*out = -1;
+		return pg_err_set(err, PG_EINVAL, "field '%s': before 1970: '%.64s'", key, s);
+	}
 	return 0;
 }
 
