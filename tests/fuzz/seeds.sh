@@ -193,3 +193,12 @@ text jobspec full 000 "$spec"
 text jobspec baseline 000 '{"id": 3, "attempt": 2, "format": 1, "run": 3, "reason": "baseline", "baseline": {"trigger": "head"}, "context": "c", "host_class": "h", "build_mode": "debug", "tree": {"name": "dpdk", "url": "https://dpdk.org/git/dpdk", "branch": "main", "base_commit": "0123456789abcdef0123456789abcdef01234567", "base_source": "commit", "version": null}, "build": {"buildtype": "debug", "meson_options": {}}, "host": {"labels": {}, "lcores": "0", "memory_mb": 512, "hugepages": false}, "benchmarks": [], "repetitions": 1}'
 text jobspec cpus 001 '0-3,8,10-11'
 text jobspec cpus-bad 001 '5-2,'
+
+# ---- mail headers (selector: bit 0 a bound of byte >> 1) ----------------
+fresh mail_header
+text mail_header b64 000 '=?UTF-8?B?w6lsw6h2ZQ==?= [PATCH v2 1/3] net/ice: fix'
+text mail_header qp 000 '=?iso-8859-1?q?Andr=E9?= <a@b>'
+text mail_header adjacent 000 '=?utf-8?q?a?= =?utf-8?q?b?='
+text mail_header plain 000 'plain [PATCH] x: y'
+text mail_header charsets-tight 021 '=?gb2312?B?1tDOxA==?= =?koi8-r?Q?=F0=D2=C9?='
+text mail_header broken 000 '=?UTF-8?B?broken'
