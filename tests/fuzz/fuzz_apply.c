@@ -74,18 +74,17 @@ static void write_file(const char *dir, const char *name, const char *text)
 /* a.c of 40 numbered lines, so that hunks can move. */
 static void base_commit(void)
 {
-	char text[2048] = "", line[64], sub[350];
+	struct pg_buf text = PG_BUF_INIT(4096);
+	char sub[350];
 	git_index *idx;
 	git_oid tree_id, commit_id;
 	git_tree *tree;
 	git_signature *sig;
 
-	for (int i = 1; i <= 40; i++) {
-		CHECK(pg_fmt(line, sizeof(line), "int line%d = %d;\n", i, i) >= 0);
-		CHECK(strlen(text) + strlen(line) < sizeof(text));
-		strncat(text, line, sizeof(text) - strlen(text) - 1);
-	}
-	write_file(repo_dir, "a.c", text);
+	for (int i = 1; i <= 40; i++)
+		CHECK(pg_buf_printf(&text, "int line%d = %d;\n", i, i) == 0);
+	write_file(repo_dir, "a.c", pg_buf_str(&text));
+	pg_buf_release(&text);
 	CHECK(pg_fmt(sub, sizeof(sub), "%s/lib", repo_dir) >= 0);
 	CHECK(mkdir(sub, 0755) == 0);
 	write_file(sub, "b.h", "#define B 1\n");
