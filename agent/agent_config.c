@@ -135,7 +135,6 @@ int agent_config_load(struct agent_config *c, const char *path, struct pg_err *e
 	return 0;
 }
 
-/* Replace *field by a copy of value (when not NULL); -1 out of memory. */
 int agent_config_load_text(struct agent_config *c, const char *text, size_t len,
 			   const char *dir, struct pg_err *err)
 {
@@ -148,6 +147,7 @@ int agent_config_load_text(struct agent_config *c, const char *text, size_t len,
 	return 0;
 }
 
+/* Replace *field by a copy of value (when not NULL); -1 out of memory. */
 static int agent_config_set(char **field, const char *value)
 {
 	char *copy;

@@ -42,6 +42,7 @@ max_len() {
 	case $1 in
 	harness|mbox|apply) echo 262144 ;;
 	mail) echo 131072 ;;
+	bench_mempool|bench_testpmd) echo 16384 ;;
 	route|subject|apply_paths|sanitize|base64|runone_line) echo 8192 ;;
 	*) echo 65536 ;;
 	esac
