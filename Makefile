@@ -86,7 +86,7 @@ PRELOAD_LIBS := $(patsubst tests/preload/%.c,$(BUILD)/tests/preload/%.so,$(PRELO
 
 .SECONDARY:
 
-.PHONY: FORCE all deps check check-faults unit unit-bins integration browser screenshots lint install uninstall demo demo-clean bench fuzz clean
+.PHONY: FORCE all deps check check-faults unit unit-bins integration browser screenshots lint install uninstall demo demo-clean bench fuzz fuzz-bins fuzz-short clean
 
 all: $(CONTROLLER) $(AGENT)
 
@@ -144,6 +144,8 @@ check: deps lint
 	$(MAKE) integration
 	$(MAKE) browser
 	$(MAKE) check-faults FAULT_REPS=1
+	$(MAKE) -j$(NPROC) fuzz-bins
+	$(MAKE) fuzz-short FUZZ_SHORT_SECONDS=3
 
 # The unit test binaries alone, so that check can build them with -j and
 # still run the tests one at a time.
@@ -183,41 +185,55 @@ lint:
 	fi
 	@echo "lint: no banned functions"
 
-# libFuzzer targets: each tests/fuzz/fuzz_NAME.c is linked with the library
-# sources built by clang with the fuzzer and sanitizers, then run for
-# FUZZ_SECONDS from its seed corpus tests/fuzz/corpus/NAME/.
+# libFuzzer targets: each tests/fuzz/fuzz_NAME.c linked with the sources
+# built once by clang with the fuzzer's coverage and ASan+UBSan into
+# build/fuzz/obj (archives, so that a target pulls only what it calls),
+# then run by tests/fuzz/run.sh from its seed corpus tests/fuzz/corpus/NAME/:
+# FUZZ_SECONDS each, or until FUZZ_RUNS executions (capped at
+# FUZZ_MAX_TIME seconds); a table of executions and findings, and a
+# nonzero exit on any finding.  fuzz-short is the form make check runs.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 30
+FUZZ_RUNS ?=
+FUZZ_MAX_TIME ?= 600
+FUZZ_SHORT_SECONDS ?= 10
 FUZZ_CC ?= clang
-# Agent code that reads outside input, linked into its own target.
-FUZZ_EXTRA_fuzz_harness := agent/harness.c agent/harness_subset.c
-build/fuzz/fuzz_harness: $(FUZZ_EXTRA_fuzz_harness) agent/harness.h
-# The benchmark output parsers (agent/bench_parse.h): pure functions over a
-# buffer, fed by a benchmark's output.
-FUZZ_BENCH := agent/bench_parse.c agent/bench_mempool.c agent/bench_testpmd.c
-FUZZ_EXTRA_fuzz_bench_mempool := $(FUZZ_BENCH)
-FUZZ_EXTRA_fuzz_bench_testpmd := $(FUZZ_BENCH)
-build/fuzz/fuzz_bench_mempool build/fuzz/fuzz_bench_testpmd: $(FUZZ_BENCH) agent/bench_parse.h
-# The API's router: which paths reach the web directory.
-FUZZ_EXTRA_fuzz_route := controller/api_route.c
-build/fuzz/fuzz_route: $(FUZZ_EXTRA_fuzz_route) controller/api_route.h
-# The lines run-one reads from the controller over SSH (lib/runone.h).
-FUZZ_EXTRA_fuzz_runone_line := agent/agent_line.c
-build/fuzz/fuzz_runone_line: $(FUZZ_EXTRA_fuzz_runone_line) agent/agent_line.h
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h patches/*.h)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -std=c11 -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -g -O1 -fno-omit-frame-pointer \
+	$(FUZZ_SAN) $(PATH_DEFS) $(PKG_CFLAGS) -MMD -MP
+fuzz_obj = $(patsubst %.c,build/fuzz/obj/%.o,$(1))
+FUZZ_LIB_A := build/fuzz/libperfgate.a
+FUZZ_CTL_A := build/fuzz/libcontroller.a
+FUZZ_AGENT_A := build/fuzz/libagent.a
+# The archives a target needs beyond lib/ and patches/: the agent's or the
+# controller's (never both: they are two programs).
+FUZZ_AGENT_TARGETS := fuzz_harness fuzz_bench_mempool fuzz_bench_testpmd fuzz_runone_line \
+	fuzz_jobspec fuzz_config_agent
+FUZZ_CTL_TARGETS := fuzz_route fuzz_agent_api fuzz_config_ctl
+build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -g -O1 \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PATH_DEFS) \
-		-iquote lib -iquote patches -iquote agent -iquote controller $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) \
-		$(FUZZ_EXTRA_$*) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(call layer,$<) -c -o $@ $<
+$(FUZZ_LIB_A): $(call fuzz_obj,$(LIB_SRC))
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(FUZZ_CTL_A): $(call fuzz_obj,$(CTL_SRC))
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(FUZZ_AGENT_A): $(call fuzz_obj,$(AGENT_SRC))
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(foreach t,$(FUZZ_AGENT_TARGETS),$(eval build/fuzz/$(t): $(FUZZ_AGENT_A)))
+$(foreach t,$(FUZZ_CTL_TARGETS),$(eval build/fuzz/$(t): $(FUZZ_CTL_A)))
+build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_A)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< \
+		$(filter-out $(FUZZ_LIB_A),$(filter %.a,$^)) $(FUZZ_LIB_A) $(LIBS)
+fuzz-bins: $(FUZZ_BINS)
 fuzz: $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do \
-		n=$$(basename $$f); c=tests/fuzz/corpus/$${n#fuzz_}; mkdir -p build/fuzz/corpus-$$n; \
-		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -print_final_stats=1 \
-			build/fuzz/corpus-$$n $$c || exit 1; \
-	done
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_MAX_TIME=$(FUZZ_MAX_TIME) \
+		./tests/fuzz/run.sh $(FUZZ_BINS)
+fuzz-short: $(FUZZ_BINS)
+	FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS) ./tests/fuzz/run.sh $(FUZZ_BINS)
 
 bench: all $(BENCH_BINS) $(TOOL_BINS) $(PRELOAD_LIBS)
 	PG_BUILD=$(abspath $(BUILD)) ./bench/run.sh $(BENCH_BINS) $(wildcard bench/*.sh)
@@ -260,3 +276,4 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find build/fuzz/obj -name '*.d' 2>/dev/null)

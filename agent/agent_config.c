@@ -135,6 +135,18 @@ int agent_config_load(struct agent_config *c, const char *path, struct pg_err *e
 	return 0;
 }
 
+int agent_config_load_text(struct agent_config *c, const char *text, size_t len,
+			   const char *dir, struct pg_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	if (agent_config_defaults(c, err) < 0 ||
+	    pg_config_load_text(text, len, dir, agent_config_parse, c, err) < 0) {
+		agent_config_free(c);
+		return -1;
+	}
+	return 0;
+}
+
 /* Replace *field by a copy of value (when not NULL); -1 out of memory. */
 static int agent_config_set(char **field, const char *value)
 {

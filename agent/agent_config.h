@@ -91,6 +91,11 @@ int agent_config_load(struct agent_config *c, const char *path, struct pg_err *e
 
 void agent_config_free(struct agent_config *c);
 
+/* agent_config_load() from a file's content (pg_config_load_text():
+ * relative paths against dir), for tests and fuzzing; c->path stays NULL. */
+int agent_config_load_text(struct agent_config *c, const char *text, size_t len,
+			   const char *dir, struct pg_err *err);
+
 /*
  * Replace work_dir, spool_dir and runner by the given values, each when
  * not NULL (run-one's --work-dir, --spool-dir, --runner).  Returns 0, or

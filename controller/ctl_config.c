@@ -681,6 +681,18 @@ int ctl_config_load(struct ctl_config *c, const char *path, struct pg_err *err)
 	return 0;
 }
 
+int ctl_config_load_text(struct ctl_config *c, const char *text, size_t len, const char *dir,
+			 struct pg_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	if (ctl_config_defaults(c, err) < 0 ||
+	    pg_config_load_text(text, len, dir, ctl_config_parse, c, err) < 0) {
+		ctl_config_free(c);
+		return -1;
+	}
+	return 0;
+}
+
 int ctl_config_set_db(struct ctl_config *c, const char *db, struct pg_err *err)
 {
 	char *abs = pg_config_absolute(db);

@@ -246,6 +246,11 @@ struct ctl_config {
  * *c is left empty and err names the file and the field. */
 int ctl_config_load(struct ctl_config *c, const char *path, struct pg_err *err);
 
+/* The same from a file's content (pg_config_load_text(): relative paths
+ * against dir), for tests and fuzzing; c->path stays NULL. */
+int ctl_config_load_text(struct ctl_config *c, const char *text, size_t len, const char *dir,
+			 struct pg_err *err);
+
 /* Replace the store path (the --db option).  Returns 0 or -1. */
 int ctl_config_set_db(struct ctl_config *c, const char *db, struct pg_err *err);
 

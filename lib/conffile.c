@@ -228,6 +228,28 @@ out:
 	return rc;
 }
 
+int pg_config_load_text(const char *text, size_t len, const char *dir,
+			pg_config_parse_fn parse, void *cfg, struct pg_err *err)
+{
+	cJSON *root = NULL;
+	int rc = -1;
+
+	if (len > PG_CONFIG_MAX) {
+		pg_err_set(err, PG_ETOOBIG, "config: larger than %d bytes", PG_CONFIG_MAX);
+		goto out;
+	}
+	if (pg_json_parse(text, len, &root, err) < 0)
+		goto out;
+	if (!cJSON_IsObject(root)) {
+		pg_err_set(err, PG_EINVAL, "config: expected a JSON object at the top");
+		goto out;
+	}
+	rc = parse(cfg, root, dir, err);
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
 int pg_config_check_common(char *const *profiles, size_t n, const char *log_level,
 			   struct pg_err *err)
 {

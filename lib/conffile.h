@@ -80,6 +80,15 @@ typedef int (*pg_config_parse_fn)(void *cfg, const cJSON *root, const char *dir,
 int pg_config_load(const char *path, const char *default_path, pg_config_parse_fn parse,
 		   void *cfg, char **used, struct pg_err *err);
 
+/*
+ * Parse text[0..len) as the content of a configuration file would be by
+ * pg_config_load() (a JSON object of at most PG_CONFIG_MAX bytes, relative
+ * paths taken against dir, an absolute directory), without a file: for
+ * tests and fuzzing.  Returns 0 or -1.
+ */
+int pg_config_load_text(const char *text, size_t len, const char *dir,
+			pg_config_parse_fn parse, void *cfg, struct pg_err *err);
+
 /* The checks both daemons make on their common fields: profile names are
  * file names in profiles_dir, and log_level parses (and is applied). */
 int pg_config_check_common(char *const *profiles, size_t n, const char *log_level,

@@ -523,6 +523,14 @@ int profile_set_load(struct profile_set *ps, const char *const *paths, size_t n,
 		     struct pg_err *err);
 
 /*
+ * Load one file's content text[0..len), named name in errors, as
+ * profile_set_load() loads a file of that name: for tests and fuzzing.
+ * Same returns.
+ */
+int profile_set_load_text(struct profile_set *ps, const char *name, const char *text,
+			  size_t len, struct pg_err *err);
+
+/*
  * Load every "*.json" file of dir (not hidden ones), sorted by name with
  * strcmp(), as profile_set_load() does.  An empty directory gives an empty
  * set.  Returns 0 or -1 (err says which directory or file).

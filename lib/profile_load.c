@@ -590,11 +590,31 @@ static int load_root(struct profile_loader *ld, const cJSON *root, struct profil
 	return 0;
 }
 
+static int load_text(struct profile_loader *ld, struct profile_file *f, const char *text,
+		     size_t len)
+{
+	cJSON *root = NULL;
+	int rc = -1;
+
+	if (len > PROFILE_MAX_FILE_SIZE) {
+		pg_err_set(ld->err, PG_ETOOBIG, "%s: larger than %d bytes", f->path,
+			   PROFILE_MAX_FILE_SIZE);
+		goto out;
+	}
+	if (pg_json_parse(text, len, &root, ld->err) < 0) {
+		pg_err_prefix(ld->err, "%s", f->path);
+		goto out;
+	}
+	rc = load_root(ld, root, f);
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
 static int load_file(struct profile_loader *ld, struct profile_file *f)
 {
 	struct pg_buf b = PG_BUF_INIT(PROFILE_MAX_FILE_SIZE);
 	char chunk[8192];
-	cJSON *root = NULL;
 	ssize_t n;
 	int fd, rc = -1;
 
@@ -617,13 +637,8 @@ static int load_file(struct profile_loader *ld, struct profile_file *f)
 			goto out;
 		}
 	}
-	if (pg_json_parse(pg_buf_str(&b), b.len, &root, ld->err) < 0) {
-		pg_err_prefix(ld->err, "%s", f->path);
-		goto out;
-	}
-	rc = load_root(ld, root, f);
+	rc = load_text(ld, f, pg_buf_str(&b), b.len);
 out:
-	cJSON_Delete(root);
 	close(fd);
 	pg_buf_release(&b);
 	return rc;
@@ -831,6 +846,29 @@ int profile_set_load(struct profile_set *ps, const char *const *paths, size_t n,
 			goto out;
 	}
 	if (resolve(&ld) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc)
+		profile_set_free(ps);
+	return rc;
+}
+
+int profile_set_load_text(struct profile_set *ps, const char *name, const char *text,
+			  size_t len, struct pg_err *err)
+{
+	struct profile_loader ld = { ps, "", err };
+	int rc = -1;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->files = calloc(1, sizeof(*ps->files));
+	if (!ps->files || !(ps->files[0].path = strdup(name))) {
+		pg_err_set(err, PG_ENOMEM, "load profiles: out of memory");
+		goto out;
+	}
+	ps->n_files = 1;
+	ld.file = ps->files[0].path;
+	if (load_text(&ld, &ps->files[0], text, len) < 0 || resolve(&ld) < 0)
 		goto out;
 	rc = 0;
 out:

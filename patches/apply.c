@@ -306,9 +306,21 @@ static int parse_diff(git_diff **diff, const struct pg_mail *m, struct apply_fai
 		      struct pg_err *err)
 {
 	size_t len = m->diff_len, trimmed = diff_without_trailers(m->diff, m->diff_len);
+	const char *nul = memchr(m->diff, '\0', len);
 	char why[512];
-	int rc = git_diff_from_buffer(diff, m->diff, len);
+	size_t line = 1;
+	int rc;
 
+	/* libgit2 1.5 reads such a line past its end when it matches the
+	 * hunk (found by fuzz_apply); no text diff git makes has one. */
+	if (nul) {
+		for (const char *p = m->diff; p < nul; p++)
+			line += *p == '\n';
+		return apply_fail_set(fail, NULL, 0, NULL, 0, err,
+				      "the diff has a NUL byte (line %zu of the diff)", line) < 0
+			       ? -1 : 1;
+	}
+	rc = git_diff_from_buffer(diff, m->diff, len);
 	if (rc == 0)
 		return 0;
 	{

@@ -72,6 +72,10 @@
  *           away (as git apply allows), a link in HEAD's tree (which holds
  *           the links earlier patches and earlier mboxes made) or in the
  *           working tree (lstat(), not followed).
+ *   NUL     before libgit2 reads the diff: a diff with a NUL byte fails
+ *           ("the diff has a NUL byte (line N of the diff)"): libgit2 1.5
+ *           reads such a line past its end, and git never writes one in a
+ *           text diff (binary content goes base85-encoded).
  *   binary  before any method, so before libgit2 inflates anything: each
  *           "GIT binary patch" side inflates to the length it declares
  *           (streamed, nothing kept: libgit2 would inflate a whole stream

@@ -206,7 +206,7 @@ const char *pg_mail_header_nth(const struct pg_mail *m, const char *name,
  * raw; flags may be NULL).  Text that only looks like an encoded word
  * is copied as it is.  Control characters become spaces, NUL bytes are
  * dropped; nothing is trimmed.  Returns 0, or -1 when out is full
- * (errno E2BIG) or on ENOMEM.
+ * (errno E2BIG) or on ENOMEM, out then as it was on entry.
  */
 int pg_mail_decode_header(const char *in, size_t len, struct pg_buf *out,
 			  unsigned int *flags);

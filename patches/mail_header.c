@@ -330,8 +330,8 @@ out:
 	return rc;
 }
 
-int pg_mail_decode_header(const char *in, size_t len, struct pg_buf *out,
-			  unsigned int *flags)
+/* pg_mail_decode_header() but for what it leaves in out on failure. */
+static int decode_words(const char *in, size_t len, struct pg_buf *out, unsigned int *flags)
 {
 	struct ew_term t = { in, len, 0, 0, false };
 	size_t start = out->len, i = 0, ws = 0, ws_len = 0;
@@ -382,6 +382,24 @@ int pg_mail_decode_header(const char *in, size_t len, struct pg_buf *out,
 		return -1;
 	sanitize_line(out, start);
 	return 0;
+}
+
+int pg_mail_decode_header(const char *in, size_t len, struct pg_buf *out,
+			  unsigned int *flags)
+{
+	size_t start = out->len;
+	int saved;
+
+	if (decode_words(in, len, out, flags) == 0)
+		return 0;
+	/* Nothing of a value cut short: what was appended is raw (controls
+	 * and NUL bytes not yet replaced). */
+	saved = errno;
+	out->len = start;
+	if (out->data)
+		out->data[start] = '\0';
+	errno = saved;
+	return -1;
 }
 
 /* ---- msg-ids --------------------------------------------------------------- */

@@ -265,7 +265,9 @@ static int get_dup(const cJSON *obj, const char *key, bool required, char **out,
 	return dup_str(s, out, err);
 }
 
-/* A naive UTC date; absent or null gives -1 when not required. */
+/* A naive UTC date; absent or null gives -1 when not required.  A date
+ * before 1970 is refused: it would read as that -1 ("none"), or as a
+ * negative cursor, which means "from the beginning". */
 static int get_date(const cJSON *obj, const char *key, bool required, int64_t *out,
 		    struct pg_err *err)
 {
@@ -278,8 +280,14 @@ static int get_date(const cJSON *obj, const char *key, bool required, int64_t *o
 		return 0;
 	if (pg_json_get_string(obj, key, true, &s, err) < 0)
 		return -1;
-	if (pg_time_parse_utc(s, out) < 0)
+	if (pg_time_parse_utc(s, out) < 0) {
+		*out = -1;
 		return pg_err_set(err, PG_EINVAL, "field '%s': not a date: '%.64s'", key, s);
+	}
+	if (*out < 0) {
+		*out = -1;
+		return pg_err_set(err, PG_EINVAL, "field '%s': before 1970: '%.64s'", key, s);
+	}
 	return 0;
 }
 
@@ -465,7 +473,7 @@ fail:
  * Fill ev from one element of an events page.  comment_url is scratch
  * space for a comment URL built when the payload has none.
  */
-static int parse_event(const struct pg_pw_client *c, const cJSON *item,
+static int parse_event(const char *base, const cJSON *item,
 		       struct pg_pw_event *ev, struct pg_buf *comment_url,
 		       struct pg_err *err)
 {
@@ -501,11 +509,11 @@ static int parse_event(const struct pg_pw_client *c, const cJSON *item,
 	pg_buf_reset(comment_url);
 	if (ev->patch_id) {
 		if (pg_buf_printf(comment_url, "%s/patches/%" PRId64 "/comments/%" PRId64 "/",
-				  c->base, ev->patch_id, ev->comment_id) < 0)
+				  base, ev->patch_id, ev->comment_id) < 0)
 			return url_fail(err);
 	} else if (ev->cover_id) {
 		if (pg_buf_printf(comment_url, "%s/covers/%" PRId64 "/comments/%" PRId64 "/",
-				  c->base, ev->cover_id, ev->comment_id) < 0)
+				  base, ev->cover_id, ev->comment_id) < 0)
 			return url_fail(err);
 	} else {
 		return pg_err_set(err, PG_EINVAL,
@@ -516,7 +524,7 @@ static int parse_event(const struct pg_pw_client *c, const cJSON *item,
 }
 
 /* Hand one page's events to fn.  Returns 0, 1 when fn stopped, -1. */
-static int deliver_page(const struct pg_pw_client *c, const cJSON *page,
+static int deliver_page(const char *base, const cJSON *page,
 			const char *category, pg_pw_event_fn fn, void *arg,
 			struct pg_pw_poll_stats *st, struct pg_buf *scratch,
 			struct pg_err *err)
@@ -530,7 +538,7 @@ static int deliver_page(const struct pg_pw_client *c, const cJSON *page,
 		return pg_err_set(err, PG_EINVAL, "expected an array of events, got %s",
 				  pg_json_type_name(page));
 	cJSON_ArrayForEach(item, page) {
-		if (parse_event(c, item, &ev, scratch, err) < 0) {
+		if (parse_event(base, item, &ev, scratch, err) < 0) {
 			pg_err_prefix(err, "events[%zu]", i);
 			return -1;
 		}
@@ -606,7 +614,7 @@ int pg_pw_poll_events(struct pg_pw_client *c, const char *category,
 			break;
 		}
 		st->pages++;
-		rc = deliver_page(c, page, category, fn, arg, st, &scratch, err);
+		rc = deliver_page(c->base, page, category, fn, arg, st, &scratch, err);
 		if (rc < 0) {
 			pg_err_prefix(err, "GET %s", pg_buf_str(&url));
 			goto out;
@@ -637,6 +645,33 @@ out:
 	pg_buf_release(&next);
 	pg_buf_release(&scratch);
 	pg_http_response_release(&resp);
+	return ret;
+}
+
+int pg_pw_parse_events(const char *json, size_t len, const char *base,
+		       const char *category, pg_pw_event_fn fn, void *arg,
+		       struct pg_pw_poll_stats *stats, struct pg_err *err)
+{
+	struct pg_pw_poll_stats local, *st = stats ? stats : &local;
+	struct pg_buf scratch = PG_BUF_INIT(URL_MAX);
+	cJSON *page = NULL;
+	int ret = -1;
+
+	memset(st, 0, sizeof(*st));
+	st->last_date_ms = -1;
+	if (!base || !category || !fn) {
+		pg_err_set(err, PG_EINVAL, "parse events: no base, category or callback");
+		goto out;
+	}
+	if (pg_json_parse(json, len, &page, err) < 0)
+		goto out;
+	st->pages = 1;
+	ret = deliver_page(base, page, category, fn, arg, st, &scratch, err);
+	if (ret > 0)
+		st->stopped = true;
+out:
+	cJSON_Delete(page);
+	pg_buf_release(&scratch);
 	return ret;
 }
 
@@ -893,17 +928,70 @@ out:
 /* ------------------------------------------------------------------ */
 /* Patches                                                             */
 
+/* The id of the patch whose "msgid" is want (with <>) in a page of
+ * /patches/ into *found (0: none).  Returns 0, or -1 for a malformed
+ * page. */
+static int match_patch_page(const cJSON *page, const char *want, int64_t *found,
+			    struct pg_err *err)
+{
+	const cJSON *item;
+	char *got = NULL;
+	int64_t id;
+	size_t i = 0;
+	int ret = -1;
+
+	*found = 0;
+	if (!cJSON_IsArray(page)) {
+		pg_err_set(err, PG_EINVAL, "expected an array of patches, got %s",
+			   pg_json_type_name(page));
+		goto out;
+	}
+	cJSON_ArrayForEach(item, page) {
+		if (get_id(item, "id", true, &id, err) < 0 ||
+		    get_dup(item, "msgid", true, &got, err) < 0) {
+			pg_err_prefix(err, "patches[%zu]", i);
+			goto out;
+		}
+		/* A server without the filter lists every patch. */
+		if (!*found && !strcmp(got, want))
+			*found = id;
+		free(got);
+		got = NULL;
+		i++;
+	}
+	ret = 0;
+out:
+	free(got);
+	return ret;
+}
+
+int pg_pw_parse_patch_list(const char *json, size_t len, const char *want,
+			   int64_t *patch_id, struct pg_err *err)
+{
+	cJSON *page = NULL;
+	int64_t found = 0;
+	int ret = -1;
+
+	if (pg_json_parse(json, len, &page, err) < 0 ||
+	    match_patch_page(page, want ? want : "", &found, err) < 0)
+		goto out;
+	if (found && patch_id)
+		*patch_id = found;
+	ret = found ? 1 : 0;
+out:
+	cJSON_Delete(page);
+	return ret;
+}
+
 int pg_pw_find_patch(struct pg_pw_client *c, const char *msgid, int64_t *patch_id,
 		     struct pg_err *err)
 {
 	struct pg_http_response resp = PG_HTTP_RESPONSE_INIT;
 	struct pg_buf url = PG_BUF_INIT(URL_MAX);
 	char bare[1024], want[sizeof(bare) + 2];
-	const cJSON *item;
 	cJSON *page = NULL;
-	char *got = NULL;
-	int64_t id, found = 0;
-	size_t n, i = 0;
+	int64_t found = 0;
+	size_t n;
 	int ret = -1;
 
 	if (!c->project) {
@@ -940,29 +1028,14 @@ int pg_pw_find_patch(struct pg_pw_client *c, const char *msgid, int64_t *patch_i
 	}
 	if (get_json(c, pg_buf_str(&url), false, &resp, &page, err) < 0)
 		goto out;
-	if (!cJSON_IsArray(page)) {
-		pg_err_set(err, PG_EINVAL, "GET %s: expected an array of patches, got %s",
-			   pg_buf_str(&url), pg_json_type_name(page));
+	if (match_patch_page(page, want, &found, err) < 0) {
+		pg_err_prefix(err, "GET %s", pg_buf_str(&url));
 		goto out;
-	}
-	cJSON_ArrayForEach(item, page) {
-		if (get_id(item, "id", true, &id, err) < 0 ||
-		    get_dup(item, "msgid", true, &got, err) < 0) {
-			pg_err_prefix(err, "GET %s: patches[%zu]", pg_buf_str(&url), i);
-			goto out;
-		}
-		/* A server without the filter lists every patch. */
-		if (!found && !strcmp(got, want))
-			found = id;
-		free(got);
-		got = NULL;
-		i++;
 	}
 	if (found && patch_id)
 		*patch_id = found;
 	ret = found ? 1 : 0;
 out:
-	free(got);
 	cJSON_Delete(page);
 	pg_buf_release(&url);
 	pg_http_response_release(&resp);
@@ -1050,6 +1123,24 @@ static int parse_comment(const cJSON *root, struct pg_pw_comment *cm, struct pg_
 		return -1;
 	}
 	return 0;
+}
+
+int pg_pw_parse_comment(const char *json, size_t len, const char *url,
+			struct pg_pw_comment *out, struct pg_err *err)
+{
+	cJSON *root = NULL;
+	int ret = -1;
+
+	pg_pw_comment_release(out);
+	if (pg_json_parse(json, len, &root, err) < 0 || parse_comment(root, out, err) < 0) {
+		pg_err_prefix(err, "GET %s", url ? url : "(comment)");
+		pg_pw_comment_release(out);
+		goto out;
+	}
+	ret = 0;
+out:
+	cJSON_Delete(root);
+	return ret;
 }
 
 int pg_pw_get_comment(struct pg_pw_client *c, const char *url,
@@ -1312,6 +1403,60 @@ out:
 	return ret;
 }
 
+/* The largest id in a page of checks of the check described, into *best
+ * (kept when none is larger).  Returns 0, or -1 for a malformed page. */
+static int match_check_page(const cJSON *page, const char *state_name, const char *context,
+			    const char *description, const char *target_url,
+			    int64_t since_ms, int64_t *best, struct pg_err *err)
+{
+	const cJSON *item;
+	int64_t id;
+	size_t i = 0;
+	int rc;
+
+	if (!cJSON_IsArray(page))
+		return pg_err_set(err, PG_EINVAL, "expected an array of checks, got %s",
+				  pg_json_type_name(page));
+	cJSON_ArrayForEach(item, page) {
+		rc = check_matches(item, state_name, context, description, target_url, since_ms,
+				   &id, err);
+		if (rc < 0) {
+			pg_err_prefix(err, "checks[%zu]", i);
+			return -1;
+		}
+		if (rc > 0 && id > *best)
+			*best = id;
+		i++;
+	}
+	return 0;
+}
+
+int pg_pw_parse_check_list(const char *json, size_t len, enum pg_pw_check_state state,
+			   const char *context, const char *description,
+			   const char *target_url, int64_t since_ms, int64_t *check_id,
+			   struct pg_err *err)
+{
+	const char *state_name = pg_pw_check_state_name(state);
+	cJSON *page = NULL;
+	int64_t best = 0;
+	int ret = -1;
+
+	if (!state_name || !context) {
+		pg_err_set(err, PG_EINVAL, "parse checks: no state or context");
+		goto out;
+	}
+	if (pg_json_parse(json, len, &page, err) < 0 ||
+	    match_check_page(page, state_name, context, description, target_url, since_ms,
+			     &best, err) < 0)
+		goto out;
+	if (best && check_id)
+		*check_id = best;
+	ret = best ? 1 : 0;
+out:
+	cJSON_Delete(page);
+	return ret;
+}
+
 int pg_pw_find_check(struct pg_pw_client *c, int64_t patch_id,
 		     enum pg_pw_check_state state, const char *context,
 		     const char *description, const char *target_url,
@@ -1323,10 +1468,8 @@ int pg_pw_find_check(struct pg_pw_client *c, int64_t patch_id,
 	const char *state_name = pg_pw_check_state_name(state);
 	unsigned int pages = 0;
 	char per_page[16];
-	int64_t best = 0, id;
-	const cJSON *item;
+	int64_t best = 0;
 	cJSON *page = NULL;
-	size_t i;
 	int ret = -1, rc;
 
 	if (check_args(patch_id, state, context, description, target_url, err) < 0)
@@ -1352,22 +1495,10 @@ int pg_pw_find_check(struct pg_pw_client *c, int64_t patch_id,
 		if (!page)
 			break;
 		pages++;
-		if (!cJSON_IsArray(page)) {
-			pg_err_set(err, PG_EINVAL, "GET %s: expected an array of checks, got %s",
-				   pg_buf_str(&url), pg_json_type_name(page));
+		if (match_check_page(page, state_name, context, description, target_url,
+				     since_ms, &best, err) < 0) {
+			pg_err_prefix(err, "GET %s", pg_buf_str(&url));
 			goto out;
-		}
-		i = 0;
-		cJSON_ArrayForEach(item, page) {
-			rc = check_matches(item, state_name, context, description,
-					   target_url, since_ms, &id, err);
-			if (rc < 0) {
-				pg_err_prefix(err, "GET %s: checks[%zu]", pg_buf_str(&url), i);
-				goto out;
-			}
-			if (rc > 0 && id > best)
-				best = id;
-			i++;
 		}
 		rc = next_page(c, &resp, pg_buf_str(&url), &next, err);
 		if (rc < 0)

@@ -186,6 +186,17 @@ int pg_pw_poll_events(struct pg_pw_client *c, const char *category,
 		      int64_t since_ms, pg_pw_event_fn fn, void *arg,
 		      struct pg_pw_poll_stats *stats, struct pg_err *err);
 
+/*
+ * Hand the events of one page (the JSON text of an events answer) to fn
+ * as pg_pw_poll_events() does, base (the API root, no trailing '/')
+ * building the comment URLs a payload lacks.  Pure.  Returns 0, 1 when fn
+ * stopped, or -1 with err (PG_EINVAL for bad JSON or a malformed event,
+ * naming "events[i]" and the field, or fn's error).
+ */
+int pg_pw_parse_events(const char *json, size_t len, const char *base,
+		       const char *category, pg_pw_event_fn fn, void *arg,
+		       struct pg_pw_poll_stats *stats, struct pg_err *err);
+
 /* ------------------------------------------------------------------ */
 /* Series                                                              */
 
@@ -270,6 +281,13 @@ bool pg_pw_name_number(const char *name, unsigned int *num, unsigned int *total)
 int pg_pw_find_patch(struct pg_pw_client *c, const char *msgid, int64_t *patch_id,
 		     struct pg_err *err);
 
+/* The answer of that GET (JSON text), searched for want (with <>) as
+ * pg_pw_find_patch() does.  Pure.  Returns 1 and sets *patch_id (may be
+ * NULL), 0 when no entry has that msgid, -1 (PG_EINVAL) for a malformed
+ * answer. */
+int pg_pw_parse_patch_list(const char *json, size_t len, const char *want,
+			   int64_t *patch_id, struct pg_err *err);
+
 /* ------------------------------------------------------------------ */
 /* mbox downloads                                                      */
 
@@ -313,6 +331,12 @@ void pg_pw_comment_release(struct pg_pw_comment *cm);
  */
 int pg_pw_get_comment(struct pg_pw_client *c, const char *url,
 		      struct pg_pw_comment *out, struct pg_err *err);
+
+/* Parse a comment (the JSON text of that GET) into *out (released first);
+ * url only names the source in errors.  Pure.  Returns 0, or -1 with
+ * PG_EINVAL (*out then empty). */
+int pg_pw_parse_comment(const char *json, size_t len, const char *url,
+			struct pg_pw_comment *out, struct pg_err *err);
 
 /* ------------------------------------------------------------------ */
 /* Checks                                                              */
@@ -409,5 +433,13 @@ int pg_pw_find_check(struct pg_pw_client *c, int64_t patch_id,
 		     enum pg_pw_check_state state, const char *context,
 		     const char *description, const char *target_url,
 		     int64_t since_ms, int64_t *check_id, struct pg_err *err);
+
+/* One page of that GET (JSON text) searched as pg_pw_find_check() does.
+ * Pure.  Returns 1 and sets *check_id (may be NULL), 0 when none matches,
+ * -1 (PG_EINVAL) for a malformed page or no state or context. */
+int pg_pw_parse_check_list(const char *json, size_t len, enum pg_pw_check_state state,
+			   const char *context, const char *description,
+			   const char *target_url, int64_t since_ms, int64_t *check_id,
+			   struct pg_err *err);
 
 #endif

@@ -7,8 +7,9 @@ set -eu
 # Build: compiler, pkg-config and the libraries the daemons link.
 BUILD="build-essential pkg-config libcurl4-openssl-dev libgit2-dev libssh-dev
 libcjson-dev libsqlite3-dev libmicrohttpd-dev libssl-dev zlib1g-dev"
-# Tests: the unit test framework, sanitizer runtimes come with gcc, the
-# sqlite3 shell for inspecting stores, git for fixtures, an SMTP server
+# Tests: the unit test framework, sanitizer runtimes come with gcc, clang
+# and libclang-rt-14-dev (libFuzzer's runtime, libclang_rt.fuzzer) for
+# make fuzz, the sqlite3 shell for inspecting stores, git for fixtures, an SMTP server
 # (aiosmtpd, unprivileged, any port), openssl for its test certificates, and
 # OpenSSH's server, started by the tests on a loopback port for the SSH hosts,
 # and valgrind, which runs both daemons in t_leaks.

@@ -679,6 +679,34 @@ static void test_limit_usage_carried(void **state)
 	pg_buf_release(&d);
 }
 
+/* A NUL byte in a line of the diff: libgit2 1.5 read past that line when
+ * it matched the hunk (fuzz_apply under ASan).  Refused before libgit2
+ * reads the diff, naming the line. */
+static void test_nul_in_diff(void **state)
+{
+	static const char diff[] = "diff --git a/dir/a.c b/dir/a.c\n"
+				   "--- a/dir/a.c\n"
+				   "+++ b/dir/a.c\n"
+				   "@@ -1 +1,2 @@\n"
+				   " int\0a;\n"
+				   "+int b;\n";
+	struct fixture *f = *state;
+	struct pg_buf mbox = PG_BUF_INIT(PG_BUF_NOLIMIT);
+	struct pg_apply_result res;
+
+	add_mail(&mbox, "[PATCH] a NUL in a context line", "");
+	/* add_mail() ends with the signature: put the diff before it. */
+	mbox.len -= strlen("-- \n2.39.5\n\n");
+	assert_int_equal(pg_buf_add(&mbox, diff, sizeof(diff) - 1), 0);
+	assert_int_equal(pg_buf_adds(&mbox, "-- \n2.39.5\n\n"), 0);
+	assert_int_equal(apply(f, &mbox, &res), 1);
+	assert_refused(f, &res, 1, NULL, "the diff has a NUL byte (line 5 of the diff)",
+		       &f->base);
+	gfx_assert_file(f->repo_dir, "dir/a.c", "int a;\n");
+	pg_apply_result_release(&res);
+	pg_buf_release(&mbox);
+}
+
 static void test_opts_version(void **state)
 {
 	struct fixture *f = *state;
@@ -713,6 +741,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limit_text_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limit_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limit_usage_carried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nul_in_diff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_opts_version, setup, teardown),
 	};
 

@@ -353,6 +353,24 @@ static void test_rfc2047(void **state)
 	decode_is("tab\there", "tab here", 0);
 }
 
+/* A value cut short by out's bound leaves out as it was: before, the raw
+ * bytes appended so far stayed, NUL and control bytes included
+ * (fuzz_mail_header). */
+static void test_rfc2047_full(void **state)
+{
+	static const char in[] = "a\0b\x01c =?utf-8?q?long_enough_to_overflow?= tail";
+	struct pg_buf out = PG_BUF_INIT(12);
+
+	(void)state;
+	assert_int_equal(pg_buf_adds(&out, "keep"), 0);
+	errno = 0;
+	assert_int_equal(pg_mail_decode_header(in, sizeof(in) - 1, &out, NULL), -1);
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(out.len, 4);
+	assert_string_equal(pg_buf_str(&out), "keep");
+	pg_buf_release(&out);
+}
+
 /* ---- addresses and DMARC --------------------------------------------------------- */
 
 static void from_is(const char *from, const char *name, const char *addr)
@@ -779,6 +797,7 @@ int main(void)
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_msgids),
 		cmocka_unit_test(test_rfc2047),
+		cmocka_unit_test(test_rfc2047_full),
 		cmocka_unit_test(test_from_forms),
 		cmocka_unit_test(test_dmarc),
 		cmocka_unit_test(test_date_and_reply),

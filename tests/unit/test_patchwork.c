@@ -1055,6 +1055,72 @@ static void test_find_patch(void **state)
 	pg_pw_client_free(c);
 }
 
+/* The pure parsers of each answer (what fuzz_patchwork feeds), and a
+ * date before 1970, which the fuzzer found read as a negative cursor
+ * ("none" is -1, and a negative since means "from the beginning"). */
+static void test_parse_pages(void **state)
+{
+	static const char events[] =
+		"[{\"id\":1,\"category\":\"series-completed\",\"date\":\"2026-11-30T10:00:00\","
+		"\"payload\":{\"series\":{\"id\":7}}},"
+		"{\"id\":2,\"category\":\"patch-comment-created\",\"date\":\"2026-11-30T10:01:00\","
+		"\"payload\":{\"patch\":{\"id\":101},\"comment\":{\"id\":5}}}]";
+	static const char old[] =
+		"[{\"id\":3,\"category\":\"series-completed\",\"date\":\"1014-01-01T00:00:00\","
+		"\"payload\":{\"series\":{\"id\":7}}}]";
+	static const char comment[] =
+		"{\"id\":5,\"msgid\":\"<r@x>\",\"content\":\"Recheck-request: a\\n\","
+		"\"submitter\":null}";
+	static const char patches[] = "[{\"id\":3,\"msgid\":\"<o@x>\"},{\"id\":4,\"msgid\":\"<m@x>\"}]";
+	static const char checks[] =
+		"[{\"id\":8,\"state\":\"success\",\"context\":\"c\",\"description\":\"d\"},"
+		"{\"id\":9,\"state\":\"success\",\"context\":\"c\",\"description\":\"d\"},"
+		"{\"id\":10,\"state\":\"fail\",\"context\":\"c\",\"description\":\"d\"}]";
+	struct pg_pw_poll_stats st;
+	struct pg_pw_comment cm = { 0 };
+	struct collect col = { 0 };
+	struct pg_err err = PG_ERR_INIT;
+	int64_t id = 0;
+
+	(void)state;
+	assert_int_equal(pg_pw_parse_events(events, sizeof(events) - 1, "http://h/api/1.3",
+					    "patch-comment-created", collect_cb, &col, &st, &err), 0);
+	assert_int_equal(col.n, 1);
+	assert_int_equal(st.events, 1);
+	assert_string_equal(col.comment_url, "http://h/api/1.3/patches/101/comments/5/");
+
+	memset(&col, 0, sizeof(col));
+	assert_int_equal(pg_pw_parse_events(old, sizeof(old) - 1, "http://h/api/1.3",
+					    "series-completed", collect_cb, &col, &st, &err), -1);
+	assert_int_equal(err.code, PG_EINVAL);
+	assert_string_equal(err.msg, "events[0]: field 'date': before 1970: "
+			    "'1014-01-01T00:00:00'");
+	assert_int_equal(col.n, 0);
+	assert_int_equal(st.last_date_ms, -1);
+
+	assert_int_equal(pg_pw_parse_comment(comment, sizeof(comment) - 1, "U", &cm, &err), 0);
+	assert_string_equal(cm.msgid, "<r@x>");
+	assert_string_equal(cm.content, "Recheck-request: a\n");
+	pg_pw_comment_release(&cm);
+	assert_int_equal(pg_pw_parse_comment("{}", 2, "U", &cm, &err), -1);
+	assert_string_equal(err.msg, "GET U: field 'id': missing");
+
+	assert_int_equal(pg_pw_parse_patch_list(patches, sizeof(patches) - 1, "<m@x>", &id, &err),
+			 1);
+	assert_int_equal(id, 4);
+	assert_int_equal(pg_pw_parse_patch_list(patches, sizeof(patches) - 1, "<z@x>", &id, &err),
+			 0);
+	assert_int_equal(pg_pw_parse_patch_list("{}", 2, "<z@x>", &id, &err), -1);
+	assert_string_equal(err.msg, "expected an array of patches, got an object");
+
+	assert_int_equal(pg_pw_parse_check_list(checks, sizeof(checks) - 1, PG_PW_CHECK_SUCCESS,
+						"c", "d", NULL, -1, &id, &err), 1);
+	assert_int_equal(id, 9);
+	assert_int_equal(pg_pw_parse_check_list("[{\"id\":1}]", 10, PG_PW_CHECK_SUCCESS, "c", "d",
+						NULL, -1, &id, &err), -1);
+	assert_string_equal(err.msg, "checks[0]: field 'state': missing");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1062,6 +1128,7 @@ int main(void)
 		cmocka_unit_test(test_slug_state_category),
 		cmocka_unit_test(test_client_options),
 		cmocka_unit_test(test_parse_series_errors),
+		cmocka_unit_test(test_parse_pages),
 		cmocka_unit_test(test_poll_pages),
 		cmocka_unit_test(test_poll_since),
 		cmocka_unit_test(test_poll_bounds_and_stop),
