@@ -2,7 +2,10 @@
 #
 #   make                 build both daemons into $(BUILD)/
 #   make check           unit tests, the same under ASan+UBSan, integration tests,
-#                        the dashboard in chromium (make browser)
+#                        the dashboard in chromium (make browser), the short forms
+#                        of the fault suite and of the fuzzers
+#   make check-faults    the fault-injection suite (tests/faults/), FAULT_REPS each
+#   make fuzz            every libFuzzer target (FUZZ_SECONDS or FUZZ_RUNS each)
 #   make DEVELOPER=1     warnings are errors
 #   make SANITIZE=address,undefined   build with sanitizers (into build/san)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
