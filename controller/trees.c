@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include <git2.h>
 
+#include "fmt.h"
 #include "fsutil.h"
 #include "inbox.h"
 #include "log.h"
@@ -184,31 +186,226 @@ static void follow_default_branch(git_repository *repo, const struct profile_tre
 	}
 }
 
-int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned int timeout_ms,
-	       struct pg_err *err)
+/* ---- damage --------------------------------------------------------- */
+
+/*
+ * Whether libgit2's last error says that the mirror itself is damaged:
+ * a ref, HEAD, the packed-refs file, an object or a pack that cannot be
+ * parsed (a disk that failed under it, as ext4 going read-only and
+ * e2fsck left one).  Nothing else is: a network or remote failure, a
+ * timeout, a branch that is not there, an operating-system error (a disk
+ * still failing or read-only is no reason to throw a mirror away, and the
+ * move would fail anyway) except the "invalid packfile" that libgit2
+ * reports as one.  A missing object counts only when missing_is_damage
+ * (the check of the mirror's own branch tips).  On true, libgit2's message
+ * goes to msg.
+ */
+static bool git_damage(int rc, bool missing_is_damage, char *msg, size_t msglen)
 {
-	char path[TREES_PATH_MAX];
+	static const char *const words[] = {
+		"corrupt", "invalid", "malformed", "truncated", "failed to parse", "bad ",
+	};
+	const git_error *e = git_error_last();
+	bool bad = false;
+
+	msg[0] = '\0';
+	if (!e || !e->message)
+		return false;
+	switch (e->klass) {
+	case GIT_ERROR_REFERENCE:
+		/* "corrupted loose reference file: X", "corrupted packed
+		 * references file"; not "reference 'X' not found". */
+		bad = strstr(e->message, "corrupt") != NULL;
+		break;
+	case GIT_ERROR_ODB:
+	case GIT_ERROR_OBJECT:
+	case GIT_ERROR_REPOSITORY:
+	case GIT_ERROR_INDEX:
+	case GIT_ERROR_ZLIB:
+		if (rc == GIT_ENOTFOUND) {
+			bad = missing_is_damage;
+			break;
+		}
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]) && !bad; i++)
+			bad = strstr(e->message, words[i]) != NULL;
+		break;
+	case GIT_ERROR_OS:
+		bad = strstr(e->message, "packfile") != NULL &&
+		      (strstr(e->message, "invalid") || strstr(e->message, "truncated"));
+		break;
+	case GIT_ERROR_CONFIG:
+		/* the mirror's own config, as git init wrote it */
+		bad = strstr(e->message, "failed to parse config") != NULL;
+		break;
+	default:
+		break;
+	}
+	if (bad)
+		pg_fmt_cut(msg, msglen, "%s", e->message);
+	return bad;
+}
+
+/*
+ * Read what the questions will read, from the mirror alone: HEAD, the
+ * profile's branches, every ref, and the commit and top tree at each
+ * branch tip.  A truncated pack
+ * shows here (libgit2 checks a pack against its index when it opens it),
+ * where a fetch that found nothing to add would not notice.  Returns 0;
+ * or -1 with err, and *damaged set when git_damage() says so.
+ */
+static int check_mirror(const char *path, const struct profile_tree *t, bool *damaged, char *msg, size_t msglen,
+			struct pg_err *err)
+{
+	git_repository *repo = NULL;
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL, *head = NULL;
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	const char *what = "HEAD";
+	int rc, ret = -1;
+
+	*damaged = false;
+	git_error_clear();
+	rc = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH |
+				     GIT_REPOSITORY_OPEN_BARE, NULL);
+	if (rc < 0) {
+		what = "open";
+		goto fail;
+	}
+	rc = git_reference_lookup(&head, repo, "HEAD");
+	if (rc < 0)
+		goto fail;
+	/* The profile's branches first, by lookup: the iterator below skips a
+	 * loose ref that does not parse. */
+	for (size_t i = 0; i < t->n_branches; i++) {
+		char name[512];
+		int n = snprintf(name, sizeof(name), "refs/heads/%s", t->branches[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(name))
+			continue;	/* not a name the questions can ask either */
+		what = t->branches[i];
+		rc = git_reference_lookup(&ref, repo, name);
+		git_reference_free(ref);
+		ref = NULL;
+		if (rc == GIT_ENOTFOUND) {
+			git_error_clear();	/* not upstream (yet): no damage */
+			continue;
+		}
+		if (rc < 0)
+			goto fail;
+	}
+	rc = git_reference_iterator_new(&it, repo);
+	if (rc < 0) {
+		what = "list refs";
+		goto fail;
+	}
+	while ((rc = git_reference_next(&ref, it)) == 0) {
+		git_reference *direct = NULL;
+
+		what = git_reference_name(ref);
+		rc = git_reference_resolve(&direct, ref);
+		if (rc == 0 && git_reference_is_branch(direct)) {
+			rc = git_commit_lookup(&commit, repo, git_reference_target(direct));
+			if (rc == 0)
+				rc = git_commit_tree(&tree, commit);
+		}
+		git_reference_free(direct);
+		git_tree_free(tree);
+		git_commit_free(commit);
+		git_reference_free(ref);
+		tree = NULL;
+		commit = NULL;
+		ref = NULL;
+		if (rc < 0)
+			goto fail;
+		what = "list refs";
+	}
+	if (rc != GIT_ITEROVER)
+		goto fail;
+	git_error_clear();
+	ret = 0;
+	goto out;
+fail:
+	*damaged = git_damage(rc, true, msg, msglen);
+	pg_git_fail(err, PG_EIO, rc, "check mirror '%s': %s", path, what);
+out:
+	git_reference_iterator_free(it);
+	git_reference_free(head);
+	git_repository_free(repo);
+	return ret;
+}
+
+/*
+ * Move a damaged mirror out of the way, to PATH.damaged: one copy is
+ * kept for a post-mortem of what the disk did, the previous one removed
+ * first, so that a mirror costs at most twice its size on disk.
+ */
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if ((flag == FTW_DP ? rmdir(p) : unlink(p)) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+static int move_aside(const char *path, char *aside, size_t asidelen, struct pg_err *err)
+{
+	struct stat st;
+	int n = snprintf(aside, asidelen, "%s.damaged", path);
+
+	if (n < 0 || (size_t)n >= asidelen)
+		return pg_err_set(err, PG_EINVAL, "'%s.damaged' is too long", path);
+	if (lstat(aside, &st) == 0) {
+		if (nftw(aside, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+			return pg_err_errno(err, "remove the older damaged copy '%s'", aside);
+	} else if (errno != ENOENT) {
+		return pg_err_errno(err, "'%s'", aside);
+	}
+	if (rename(path, aside) < 0)
+		return pg_err_errno(err, "move '%s' to '%s'", path, aside);
+	return 0;
+}
+
+/*
+ * One fetch of t->url into the mirror at path.  On failure *damaged says
+ * whether the mirror itself is to blame (git_damage()), with libgit2's
+ * message in msg: a mirror that cannot be opened, or that fails
+ * check_mirror() (after a fetch that failed with what looks like damage,
+ * since a local source's damage reads the same; or after a fetch that
+ * worked).
+ */
+static int sync_once(const char *path, const struct profile_tree *t, unsigned int timeout_ms,
+		     bool *damaged, char *msg, size_t msglen, struct pg_err *err)
+{
 	git_repository *repo = NULL;
 	git_remote *remote = NULL;
 	git_fetch_options fo;
 	struct sync_ctx sc;
+	struct stat st;
 	int rc, ret = -1;
 
+	*damaged = false;
+	msg[0] = '\0';
 	memset(&sc, 0, sizeof(sc));
 	pg_git_progress_start(&sc.prog, COMP, timeout_ms ? timeout_ms : TREES_SYNC_TIMEOUT_DEFAULT_MS);
 	pg_git_progress_label(&sc.prog, "sync %s", t->name);
 	sc.name = t->name;
-	if (pg_git_global_init(err) < 0 ||
-	    trees_mirror_path(mirror_root, t->name, path, sizeof(path), err) < 0 ||
-	    pg_git_mirror_open(&repo, path, COMP, t->name, err) < 0 ||
-	    make_remote(repo, t->url, &remote, err) < 0)
-		goto fail;
+	git_error_clear();
+	if (pg_git_mirror_open(&repo, path, COMP, t->name, err) < 0) {
+		/* only a mirror of ours: libgit2 refuses another user's */
+		*damaged = stat(path, &st) == 0 && st.st_uid == geteuid() &&
+			   git_damage(-1, false, msg, msglen);
+		goto out;
+	}
+	if (make_remote(repo, t->url, &remote, err) < 0)
+		goto out;
 	/* (The _INIT macros leave fields to zero-initialisation, which
 	 * -Wmissing-field-initializers rejects; the _init functions do not.) */
 	rc = git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	if (rc < 0) {
 		pg_git_fail(err, PG_EIO, rc, "initialise fetch options");
-		goto fail;
+		goto out;
 	}
 	fo.callbacks.transfer_progress = pg_git_on_transfer;
 	fo.callbacks.sideband_progress = pg_git_on_sideband;
@@ -219,26 +416,75 @@ int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned i
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	rc = git_remote_fetch(remote, NULL, &fo, "perfgate: sync");
 	if (rc < 0) {
+		char first[sizeof(err->msg)];
+		struct pg_err cerr = PG_ERR_INIT;
+
 		if (sc.prog.timed_out) {
 			pg_err_set(err, PG_ETIMEOUT, "fetch %s: no result within %lld ms", t->url,
 				   (long long)(sc.prog.deadline_ms - sc.prog.start_ms));
-		} else if (local_source_error(t, err) == 0) {
-			pg_git_fail(err, PG_EIO, rc, "fetch %s", t->url);
+			goto out;
 		}
-		goto fail;
+		if (local_source_error(t, err) < 0)
+			goto out;
+		pg_git_fail(err, PG_EIO, rc, "fetch %s", t->url);
+		if (!git_damage(rc, false, first, sizeof(first)))
+			goto out;
+		if (check_mirror(path, t, damaged, msg, msglen, &cerr) == 0)
+			pg_log_warn(COMP, "tree %s: fetch failed (%s) but the mirror %s reads "
+				    "well: the damage is not in it (the source?)", t->name,
+				    first, path);
+		goto out;
 	}
 	follow_default_branch(repo, t);
+	if (check_mirror(path, t, damaged, msg, msglen, err) < 0)
+		goto out;
 	pg_log_info(COMP, "tree %s: synced %s into %s: %u objects (%zu KiB), %u refs changed, "
 		    "in %lld ms", t->name, t->url, path, sc.prog.last.received_objects,
 		    sc.prog.last.received_bytes / 1024, sc.updated,
 		    (long long)(pg_time_mono_ms() - sc.prog.start_ms));
 	ret = 0;
+out:
+	git_remote_free(remote);
+	git_repository_free(repo);
+	return ret;
+}
+
+int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned int timeout_ms,
+	       struct pg_err *err)
+{
+	char path[TREES_PATH_MAX], aside[TREES_PATH_MAX + 16], msg[512];
+	bool damaged = false;
+	int ret = -1;
+
+	if (pg_git_global_init(err) < 0 ||
+	    trees_mirror_path(mirror_root, t->name, path, sizeof(path), err) < 0)
+		goto fail;
+	if (sync_once(path, t, timeout_ms, &damaged, msg, sizeof(msg), err) == 0) {
+		ret = 0;
+		goto out;
+	}
+	if (!damaged)
+		goto fail;
+	/* A mirror is a cache of t->url (a local path is mirrored too, never
+	 * read in place): fetch it again, once. */
+	pg_log_warn(COMP, "tree %s: mirror %s is damaged (libgit2: %s): moving it to "
+		    "%s.damaged and fetching it again from %s", t->name, path, msg, path, t->url);
+	if (move_aside(path, aside, sizeof(aside), err) < 0) {
+		pg_err_prefix(err, "repair damaged mirror (%s)", msg);
+		goto fail;
+	}
+	pg_err_clear(err);
+	if (sync_once(path, t, timeout_ms, &damaged, msg, sizeof(msg), err) < 0) {
+		pg_err_prefix(err, "after moving the damaged mirror to %s", aside);
+		goto fail;
+	}
+	pg_log_warn(COMP, "tree %s: mirror %s repaired (fetched again; the damaged one is %s)",
+		    t->name, path, aside);
+	ret = 0;
 	goto out;
 fail:
 	pg_err_prefix(err, "sync tree '%s'", t->name);
 out:
-	git_remote_free(remote);
-	git_repository_free(repo);
 	return ret;
 }
 

@@ -77,6 +77,21 @@ int trees_mirror_path(const char *mirror_root, const char *name, char *out, size
  *   - PG_EINVAL: a path does not fit in TREES_PATH_MAX.
  * A failed sync leaves the mirror as the last successful one left it
  * (refs move only after a complete download).
+ *
+ * Repair: a mirror is a cache of t->url (a local path is mirrored as
+ * well, never read in place), so a damaged one is fetched again.  After a
+ * fetch, and after a fetch that failed with what libgit2 calls damage, the
+ * mirror alone is checked (HEAD, the profile's branches, every ref, the
+ * commit and top tree at each branch tip); when that check, or opening
+ * the mirror, fails with damage (a ref, HEAD or packed-refs that does not
+ * parse, an object or pack that is corrupt, truncated or missing under a
+ * branch), a warning names the mirror and libgit2's message, the mirror
+ * is renamed to MIRROR_ROOT/NAME.git.damaged (an older copy there is
+ * removed first: at most one is kept) and fetched again from scratch, once
+ * per call; a failure of that fetch is returned as above.  A network
+ * failure, a timeout, an operating-system error, damage in a local source
+ * (the mirror then reads well) or a mirror of another user never move the
+ * mirror.  A repair may take up to twice timeout_ms.
  */
 int trees_sync(const char *mirror_root, const struct profile_tree *t, unsigned int timeout_ms,
 	       struct pg_err *err);

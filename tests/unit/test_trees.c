@@ -6,6 +6,7 @@
  * branches, a moved URL, a missing source, branch tips, commit existence
  * (full ids only, commits only) and the VERSION file at a commit.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -234,6 +235,197 @@ static void test_sync_repairs_cut_short_mirror(void **state)
 	assert_tip(f, "22.11", f->s1);
 }
 
+/* Write text over path (a file of the mirror), as a failing disk leaves it. */
+static void clobber(const char *dir, const char *rel, const char *text)
+{
+	char path[PATH_MAX + 64];
+	FILE *fp;
+
+	assert_true((size_t)snprintf(path, sizeof(path), "%s/%s", dir, rel) < sizeof(path));
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* Cut every pack of the mirror to half its size. */
+static void truncate_packs(const char *mirror)
+{
+	char dir[PATH_MAX + 32], path[PATH_MAX + 300];
+	unsigned int n = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	assert_true((size_t)snprintf(dir, sizeof(dir), "%s/objects/pack", mirror) < sizeof(dir));
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+
+		if (len < 5 || strcmp(de->d_name + len - 5, ".pack") != 0)
+			continue;
+		assert_true((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
+			    sizeof(path));
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(truncate(path, st.st_size / 2), 0);
+		n++;
+	}
+	closedir(d);
+	assert_true(n > 0);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* After the damage done to the mirror, the next sync moves it aside,
+ * fetches it again and sees what upstream has now. */
+static void sync_repairs(struct fixture *f, const char *c3)
+{
+	struct pg_err err = PG_ERR_INIT;
+	char aside[PATH_MAX + 16], v[TREES_VERSION_MAX];
+
+	assert_true((size_t)snprintf(aside, sizeof(aside), "%s.damaged", f->mirror) <
+		    sizeof(aside));
+	if (trees_sync(f->root, &f->tree, 0, &err) < 0)
+		fail_msg("trees_sync after damage: %s", err.msg);
+	assert_tip(f, "main", c3);
+	assert_tip(f, "22.11", f->s1);
+	assert_int_equal(trees_version(f->mirror, f->s1, v, &err), 0);
+	assert_string_equal(v, "22.11.1");
+	/* The damaged copy is kept, one of it: the root holds the mirror
+	 * and that copy, nothing else. */
+	assert_true(exists(aside));
+	{
+		unsigned int n = 0;
+		struct dirent *de;
+		DIR *d = opendir(f->root);
+
+		assert_non_null(d);
+		while ((de = readdir(d)) != NULL)
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+				n++;
+		closedir(d);
+		assert_int_equal(n, 2);
+	}
+}
+
+static void test_sync_repairs_corrupt_loose_ref(void **state)
+{
+	struct fixture *f = *state;
+	char c3[41];
+
+	sync_ok(f);
+	clobber(f->mirror, "refs/heads/main", "\x01\x02garbage\n");
+	tg_commit(f->src, "lib/eal.c", "int eal;\n", "eal: add", c3);
+	sync_repairs(f, c3);
+	/* Damaged again: the older copy gives way to the newer one. */
+	clobber(f->mirror, "refs/heads/22.11", "ref: \n");
+	sync_repairs(f, c3);
+	{
+		char ref[PATH_MAX + 64], line[64] = "";
+		FILE *fp;
+
+		snprintf(ref, sizeof(ref), "%s.damaged/refs/heads/22.11", f->mirror);
+		fp = fopen(ref, "r");
+		assert_non_null(fp);
+		assert_non_null(fgets(line, sizeof(line), fp));
+		fclose(fp);
+		assert_string_equal(line, "ref: \n");
+	}
+}
+
+static void test_sync_repairs_corrupt_packed_refs(void **state)
+{
+	struct fixture *f = *state;
+	char c3[41];
+
+	sync_ok(f);
+	tg_git(f->mirror, "pack-refs", "--all");
+	clobber(f->mirror, "packed-refs", "# pack-refs with: peeled fully-peeled sorted \n"
+		"zzzz refs/heads/main\n");
+	tg_commit(f->src, "lib/eal.c", "int eal;\n", "eal: add", c3);
+	sync_repairs(f, c3);
+}
+
+static void test_sync_repairs_truncated_pack(void **state)
+{
+	struct fixture *f = *state;
+	char c3[41];
+
+	sync_ok(f);
+	truncate_packs(f->mirror);
+	tg_commit(f->src, "lib/eal.c", "int eal;\n", "eal: add", c3);
+	sync_repairs(f, c3);
+}
+
+static void test_sync_repairs_bad_head(void **state)
+{
+	struct fixture *f = *state;
+
+	sync_ok(f);
+	clobber(f->mirror, "HEAD", "garbage\n");
+	sync_repairs(f, f->c2);
+}
+
+/* Damage in a local source reads like damage in the mirror: the mirror,
+ * which reads well, is kept. */
+static void test_sync_damaged_source_keeps_mirror(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char aside[PATH_MAX + 16];
+
+	assert_true((size_t)snprintf(aside, sizeof(aside), "%s.damaged", f->mirror) <
+		    sizeof(aside));
+	sync_ok(f);
+	tg_git(f->src, "pack-refs", "--all");
+	clobber(f->src, ".git/packed-refs", "zzzz refs/heads/main\n");
+	assert_int_equal(trees_sync(f->root, &f->tree, 0, &err), -1);
+	assert_int_equal(err.code, PG_EIO);
+	assert_non_null(strstr(err.msg, "corrupted packed references"));
+	assert_false(exists(aside));
+	assert_tip(f, "main", f->c2);
+	assert_tip(f, "22.11", f->s1);
+}
+
+/* A remote that cannot be reached is no reason to touch the mirror, even
+ * a damaged one: nothing better could be fetched. */
+static void test_sync_unreachable_keeps_mirror(void **state)
+{
+	struct fixture *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	char aside[PATH_MAX + 16], missing[1024];
+
+	assert_true((size_t)snprintf(aside, sizeof(aside), "%s.damaged", f->mirror) <
+		    sizeof(aside));
+	sync_ok(f);
+	f->tree.url = "http://127.0.0.1:9/nothing.git";	/* discard: refused */
+	assert_int_equal(trees_sync(f->root, &f->tree, 0, &err), -1);
+	assert_int_equal(err.code, PG_EIO);
+	assert_tip(f, "main", f->c2);
+	assert_false(exists(aside));
+
+	snprintf(missing, sizeof(missing), "%s/nowhere", f->dir);
+	f->tree.url = missing;
+	assert_int_equal(trees_sync(f->root, &f->tree, 0, &err), -1);
+	assert_tip(f, "main", f->c2);
+	assert_false(exists(aside));
+
+	/* Damaged and unreachable: kept as it is, the error reported. */
+	clobber(f->mirror, "refs/heads/22.11", "\x01garbage\n");
+	f->tree.url = "http://127.0.0.1:9/nothing.git";
+	assert_int_equal(trees_sync(f->root, &f->tree, 0, &err), -1);
+	assert_int_equal(err.code, PG_EIO);
+	assert_false(exists(aside));
+	assert_tip(f, "main", f->c2);
+	f->tree.url = f->src;
+}
+
 static void test_has_commit(void **state)
 {
 	struct fixture *f = *state;
@@ -405,6 +597,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_file_url_and_moved_url, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_missing_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_repairs_cut_short_mirror, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_repairs_corrupt_loose_ref, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_repairs_corrupt_packed_refs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_repairs_truncated_pack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_repairs_bad_head, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_damaged_source_keeps_mirror, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_unreachable_keeps_mirror, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_has_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_first_parent_positions, setup, teardown),
