@@ -1032,6 +1032,35 @@ static void test_missing_tree_and_branch(void **state)
 	assert_string_equal(text, f->s1);
 }
 
+/* A mirror left with a corrupt loose ref (a disk fault under the state
+ * directory) is fetched again by the next pass, which plans as usual. */
+static void test_damaged_mirror_repaired(void **state)
+{
+	struct fx *f = *state;
+	char ref[1100], c3[41], text[64];
+	int64_t one, two;
+	FILE *fp;
+
+	one = add_series(f, "eal: fix", 1, 1, "", NULL, "lib/eal/x.c");
+	pass(f);
+	assert_int_equal(f->pl.stats.errors, 0);
+	run_field(f, run_of(f, one, "dpdk"), "base_commit", text, sizeof(text));
+	assert_string_equal(text, f->c2);
+
+	snprintf(ref, sizeof(ref), "%s/dpdk.git/refs/heads/main", f->mirrors);
+	fp = fopen(ref, "w");
+	assert_non_null(fp);
+	assert_true(fputs("\x01\x02 not a ref\n", fp) >= 0);
+	assert_int_equal(fclose(fp), 0);
+	tg_commit(f->dpdk, "lib/eal/y.c", "int y;\n", "eal: add y", c3);
+	two = add_series(f, "eal: fix more", 1, 1, "", NULL, "lib/eal/x.c");
+	pass(f);
+	assert_int_equal(f->pl.stats.errors, 0);
+	assert_int_equal(f->pl.stats.series_planned, 1);
+	run_field(f, run_of(f, two, "dpdk"), "base_commit", text, sizeof(text));
+	assert_string_equal(text, c3);
+}
+
 static void test_stats_print(void **state)
 {
 	struct planner_stats s;
@@ -1460,6 +1489,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dep_resolve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spec_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_tree_and_branch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_mirror_repaired, setup, teardown),
 		cmocka_unit_test(test_stats_print),
 		cmocka_unit_test_setup_teardown(test_baseline_manual, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baselines_due, setup, teardown),
