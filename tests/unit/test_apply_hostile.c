@@ -732,11 +732,12 @@ static void test_repeated_rename_header(void **state)
 		  "rename from dir/a.c\n"
 		  "rename to doc/b.c\n",
 		  "the diff's header repeats 'rename from' (line 6 of the diff)" },
-		/* libgit2 takes header lines again after "+++". */
+		/* libgit2 takes header lines again after "index" and "+++". */
 		{ "diff --git a/dir/a.c b/doc/a.c\n"
 		  "similarity index 90%\n"
 		  "copy from dir/a.c\n"
 		  "copy to doc/a.c\n"
+		  "index 1234567..89abcde\n"
 		  "--- a/dir/a.c\n"
 		  "+++ b/doc/a.c\n"
 		  "similarity index 90%\n"
@@ -745,7 +746,7 @@ static void test_repeated_rename_header(void **state)
 		  "@@ -1 +1 @@\n"
 		  "-int a;\n"
 		  "+int b;\n",
-		  "the diff's header has 'rename from' after 'copy from' (line 8 of the diff)" },
+		  "the diff's header has 'rename from' after 'copy from' (line 9 of the diff)" },
 		{ "diff --git a/dir/a.c b/doc/a.c\n"
 		  "similarity index 100%\n"
 		  "rename old dir/a.c\n"
