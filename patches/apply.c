@@ -307,8 +307,9 @@ static size_t diff_without_trailers(const char *diff, size_t len)
  * ("rename old"/"rename new" are an old spelling) and a second line of a
  * side overwrites the first's string without freeing it (found by
  * fuzz_apply).  Its header state machine lets them come again after a
- * "similarity index" line, even after "+++", so a file's header runs up to
- * what ends it there: a hunk, binary data, the next file or the signature.
+ * "similarity index" line, even after "index", "---" and "+++", so a
+ * file's header runs up to what ends it there: a hunk, binary data, the
+ * next file or the signature.
  */
 static const char *const header_side[2][3] = {
 	{ "rename from", "rename old", "copy from" },
