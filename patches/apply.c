@@ -302,6 +302,87 @@ static size_t diff_without_trailers(const char *diff, size_t len)
 	return end - 1;
 }
 
+/*
+ * libgit2 1.5 keeps one string per side for these extended header lines
+ * ("rename old"/"rename new" are an old spelling) and a second line of a
+ * side overwrites the first's string without freeing it (found by
+ * fuzz_apply).  Its header state machine lets them come again after a
+ * "similarity index" line, even after "index", "---" and "+++", so a
+ * file's header runs up to what ends it there: a hunk, binary data, the
+ * next file or the signature.
+ */
+static const char *const header_side[2][3] = {
+	{ "rename from", "rename old", "copy from" },
+	{ "rename to", "rename new", "copy to" },
+};
+
+static bool line_starts(const char *line, size_t n, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	return n >= k && memcmp(line, prefix, k) == 0;
+}
+
+/* A line "NAME PATH" of header_side. */
+static bool is_header_line(const char *line, size_t n, const char *name)
+{
+	size_t k = strlen(name);
+
+	return n > k && memcmp(line, name, k) == 0 && line[k] == ' ';
+}
+
+/*
+ * Whether a file header of diff[0..len) has two lines of one side of
+ * header_side: then *line is the second's line number (1-based), *first
+ * and *again their names.
+ */
+static bool header_repeats(const char *diff, size_t len, size_t *line, const char **first,
+			   const char **again)
+{
+	const char *seen[2] = { NULL, NULL };
+	bool in_header = false;
+	size_t at = 0, lineno = 0;
+
+	while (at < len) {
+		const char *l = diff + at, *nl = memchr(l, '\n', len - at);
+		size_t n;
+
+		/* libgit2 reads no header line without its newline. */
+		if (!nl)
+			break;
+		n = (size_t)(nl - l);
+		at += n + 1;
+		lineno++;
+		if (line_starts(l, n, "diff --git ")) {
+			in_header = true;
+			seen[0] = seen[1] = NULL;
+			continue;
+		}
+		if (!in_header)
+			continue;
+		if (line_starts(l, n, "@@ -") || line_starts(l, n, "GIT binary patch") ||
+		    line_starts(l, n, "Binary files ") || line_starts(l, n, "-- ")) {
+			in_header = false;
+			continue;
+		}
+		for (size_t side = 0; side < 2; side++) {
+			for (size_t i = 0; i < sizeof(header_side[side]) / sizeof(header_side[side][0]);
+			     i++) {
+				if (!is_header_line(l, n, header_side[side][i]))
+					continue;
+				if (seen[side]) {
+					*line = lineno;
+					*first = seen[side];
+					*again = header_side[side][i];
+					return true;
+				}
+				seen[side] = header_side[side][i];
+			}
+		}
+	}
+	return false;
+}
+
 static int parse_diff(git_diff **diff, const struct pg_mail *m, struct apply_fail *fail,
 		      struct pg_err *err)
 {
@@ -319,6 +400,20 @@ static int parse_diff(git_diff **diff, const struct pg_mail *m, struct apply_fai
 		return apply_fail_set(fail, NULL, 0, NULL, 0, err,
 				      "the diff has a NUL byte (line %zu of the diff)", line) < 0
 			       ? -1 : 1;
+	}
+	{
+		const char *first, *again;
+
+		if (header_repeats(m->diff, len, &line, &first, &again)) {
+			rc = strcmp(first, again) == 0
+				? apply_fail_set(fail, NULL, 0, NULL, 0, err,
+						 "the diff's header repeats '%s' (line %zu of the diff)",
+						 again, line)
+				: apply_fail_set(fail, NULL, 0, NULL, 0, err,
+						 "the diff's header has '%s' after '%s' (line %zu of the diff)",
+						 again, first, line);
+			return rc < 0 ? -1 : 1;
+		}
 	}
 	rc = git_diff_from_buffer(diff, m->diff, len);
 	if (rc == 0)

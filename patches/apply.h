@@ -76,6 +76,15 @@
  *           ("the diff has a NUL byte (line N of the diff)"): libgit2 1.5
  *           reads such a line past its end, and git never writes one in a
  *           text diff (binary content goes base85-encoded).
+ *   header  before libgit2 reads the diff: a file header (from its
+ *           "diff --git" line to its first "@@ -", "GIT binary patch",
+ *           "Binary files ", "-- " or next "diff --git" line) with two
+ *           old-side lines ("rename from", "rename old", "copy from") or
+ *           two new-side ones ("rename to", "rename new", "copy to") fails
+ *           ("the diff's header repeats 'rename from' (line N of the
+ *           diff)", or "has 'copy from' after 'rename from'" for two
+ *           names of a side): libgit2 1.5 leaks the first path, and git
+ *           writes one of each at most (git apply takes the last).
  *   binary  before any method, so before libgit2 inflates anything: each
  *           "GIT binary patch" side inflates to the length it declares
  *           (streamed, nothing kept: libgit2 would inflate a whole stream

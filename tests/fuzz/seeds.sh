@@ -149,6 +149,10 @@ mail 1/1 "link" "$link" >"$c/apply/.m" && seed apply mini-symlink 000 "$c/apply/
 { mail 1/3 "a: exact" "$exact"; mail 2/3 "lib: new" "$newfile"; mail 3/3 "again" "$exact"; } \
 	>"$c/apply/.m" && seed apply mini-series 001 "$c/apply/.m"
 rm -f "$c/apply/.m"
+# Fixed findings (tests/fuzz/regress/README), selector byte included.
+for f in "$top"/tests/fuzz/regress/apply-*; do
+	seed apply "regress-$(basename "$f" | sed 's/^apply-//')" "" "$f"
+done
 
 # ---- Patchwork answers (selector: patches/patchwork.h parser) ---------
 fresh patchwork
