@@ -544,13 +544,16 @@ give these series ids:
 | 6 | 06-depends-on | complete, depends on 1 (msgid) |
 | 7 | 07-docs-v2 | complete, supersedes 3 |
 
-One \`plan\` then makes seven runs of two jobs each (demo-release and
+One \`plan\` then makes six runs of two jobs each (demo-release and
 demo-debugoptimized), all on base $base: one
-(reason new) for each of 1, 2, 4, 5, 6 and 7, and the recheck run of 1.
+(reason new) for each of 1, 2, 4, 5, 6 and 7.  The recheck request (08)
+is older than 1's first run, so that run answers it: a request asks for
+a run after the ones it has seen.  Delivered once 1's first run is
+planned, 08 gets a run of its own (reason recheck, on the base of 1's
+first run).
 
 For the demo's orchestration: the scheduler leases a recheck's jobs
-before those of a new series, so with all the mails delivered at once
-the recheck run of 1 runs first.  To show the recheck after 1's first
+before those of a new series.  To show the recheck after 1's first
 verdict, deliver 08 once that run has its verdict; to show v1's jobs
 cancelled rather than never planned, plan after 03 and deliver 07
 later.  04 ends at the apply and 05 at the patched build: no benchmark
