@@ -153,7 +153,9 @@ while [ $r -lt "$FAULT_REPS" ]; do
 	busy=$(q "SELECT group_concat(a.name, ' ') FROM jobs j JOIN agents a ON a.id = j.agent_id
 		WHERE j.state = 'running'")
 	echo "controller (and the agents) stopped"
-	sleep 15
+	# The fault itself, not a wait for a condition: frozen longer than a
+	# lease (1.25 leases), which is what must not expire every lease.
+	sleep $((FS_LEASE_S * 5 / 4))
 	kill -CONT "$ctl"
 	# The agents come back one by one: the idle one first.
 	sleep 1

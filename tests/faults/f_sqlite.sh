@@ -139,10 +139,10 @@ cat "$TMP"/agent-*.log | grep ' 503' | sed 's/^[^ ]* [^ ]* //' | head -n 3
 fs_count sqlite-busy "$locks"
 
 # --- I/O errors, a read-only store -------------------------------------------------
-# Off unless FAULT_IOERR=1: it finds two defects not fixed yet (a store
-# read back malformed after the I/O errors and e2fsck; the planner's tree
-# mirror left with a corrupt ref that every pass fails on), and would fail
-# the suite about one injection in three.
+# Off unless FAULT_IOERR=1: it finds a defect not fixed yet (a store read
+# back malformed after the I/O errors and e2fsck, once in 10 injections).
+# The other one it found, a tree mirror left with a corrupt ref, is
+# repaired now (controller/trees.c).
 if [ "${FAULT_IOERR:-0}" = 1 ]; then
 	fs_mark
 	inj=0

@@ -16,6 +16,7 @@
 
 #include "agent_config.h"
 #include "err.h"
+#include "fuzz_json.h"
 #include "json.h"
 #include "log.h"
 
@@ -30,20 +31,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Members that are not set (null) left out, in every object. */
-static void drop_nulls(cJSON *o)
-{
-	cJSON *m, *next;
-
-	for (m = o->child; m; m = next) {
-		next = m->next;
-		if (cJSON_IsNull(m) && cJSON_IsObject(o))
-			cJSON_Delete(cJSON_DetachItemViaPointer(o, m));
-		else if (cJSON_IsObject(m) || cJSON_IsArray(m))
-			drop_nulls(m);
-	}
-}
-
 /* The normalised form as a file: without the name of the file it came
  * from ("config_file"), what is not set left out. */
 static char *print(const struct agent_config *c)
@@ -54,7 +41,7 @@ static char *print(const struct agent_config *c)
 	if (!j)
 		abort();
 	cJSON_DeleteItemFromObjectCaseSensitive(j, "config_file");
-	drop_nulls(j);
+	fuzz_drop_nulls(j);
 	s = pg_json_print(j, false);
 	if (!s)
 		abort();

@@ -16,6 +16,7 @@
 
 #include "ctl_config.h"
 #include "err.h"
+#include "fuzz_json.h"
 #include "json.h"
 #include "log.h"
 
@@ -28,20 +29,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	pg_log_set_levels("error");
 	return 0;
-}
-
-/* Members that are not set (null) left out, in every object. */
-static void drop_nulls(cJSON *o)
-{
-	cJSON *m, *next;
-
-	for (m = o->child; m; m = next) {
-		next = m->next;
-		if (cJSON_IsNull(m) && cJSON_IsObject(o))
-			cJSON_Delete(cJSON_DetachItemViaPointer(o, m));
-		else if (cJSON_IsObject(m) || cJSON_IsArray(m))
-			drop_nulls(m);
-	}
 }
 
 /* The normalised form as a file: without the name of the file it came
@@ -60,7 +47,7 @@ static char *print(const struct ctl_config *c)
 	wd = cJSON_GetStringValue(pg_json_path(j, "api.web_dir"));
 	if (wd && !strcmp(wd, "(built in)"))
 		cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(j, "api"), "web_dir");
-	drop_nulls(j);
+	fuzz_drop_nulls(j);
 	s = pg_json_print(j, false);
 	if (!s)
 		abort();
