@@ -14,9 +14,13 @@ fi
 passed=0
 failed=0
 names=""
+# A failing test's log is printed where it fails and its tail again at
+# the end, so that the tail of a CI log says what failed and why.
+keep=$(mktemp -d) || exit 1
+trap 'rm -rf "$keep"' EXIT
 for t in "$@"; do
 	name=$(basename "$t" .sh)
-	log=$(mktemp)
+	log="$keep/$name.log"
 	start=$(date +%s)
 	PG_BUILD="$build" PG_TOP="$top" sh "$t" >"$log" 2>&1
 	rc=$?
@@ -30,8 +34,14 @@ for t in "$@"; do
 		names="$names $name"
 		echo "FAIL $name (rc=$rc, ${secs}s)"
 		sed 's/^/    /' "$log"
+		continue
 	fi
 	rm -f "$log"
+done
+for log in "$keep"/*.log; do
+	[ -e "$log" ] || continue
+	echo "=== $(basename "$log" .log): the last 40 lines of its log, again"
+	tail -n 40 "$log" | sed 's/^/    /'
 done
 echo "integration: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] || { echo "integration: failed:$names"; exit 1; }
