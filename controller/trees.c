@@ -262,6 +262,7 @@ static int check_mirror(const char *path, const struct profile_tree *t, bool *da
 	git_commit *commit = NULL;
 	git_tree *tree = NULL;
 	const char *what = "HEAD";
+	char refname[512];
 	int rc, ret = -1;
 
 	*damaged = false;
@@ -302,7 +303,9 @@ static int check_mirror(const char *path, const struct profile_tree *t, bool *da
 	while ((rc = git_reference_next(&ref, it)) == 0) {
 		git_reference *direct = NULL;
 
-		what = git_reference_name(ref);
+		/* A copy: the name lives in ref, freed before the message. */
+		pg_fmt_cut(refname, sizeof(refname), "%s", git_reference_name(ref));
+		what = refname;
 		rc = git_reference_resolve(&direct, ref);
 		if (rc == 0 && git_reference_is_branch(direct)) {
 			rc = git_commit_lookup(&commit, repo, git_reference_target(direct));
@@ -371,9 +374,9 @@ static int move_aside(const char *path, char *aside, size_t asidelen, struct pg_
  * One fetch of t->url into the mirror at path.  On failure *damaged says
  * whether the mirror itself is to blame (git_damage()), with libgit2's
  * message in msg: a mirror that cannot be opened, or that fails
- * check_mirror() (after a fetch that failed with what looks like damage,
- * since a local source's damage reads the same; or after a fetch that
- * worked).
+ * check_mirror() (before the fetch; after a fetch that failed with what
+ * looks like damage, since a local source's damage reads the same; or
+ * after a fetch that worked).
  */
 static int sync_once(const char *path, const struct profile_tree *t, unsigned int timeout_ms,
 		     bool *damaged, char *msg, size_t msglen, struct pg_err *err)
@@ -411,6 +414,25 @@ static int sync_once(const char *path, const struct profile_tree *t, unsigned in
 	fo.callbacks.sideband_progress = pg_git_on_sideband;
 	fo.callbacks.update_tips = on_update_tips;
 	fo.callbacks.payload = &sc;
+	/* Damage found before the fetch: a fetch into a mirror that is to be
+	 * thrown away is wasted, and libgit2 1.5's fetch, failing on a
+	 * truncated pack, loses the references it allocated.  The source
+	 * must answer first, though: a damaged mirror is better than none
+	 * while nothing better can be fetched. */
+	if (check_mirror(path, t, damaged, msg, msglen, err) < 0 && *damaged) {
+		rc = git_remote_connect(remote, GIT_DIRECTION_FETCH, &fo.callbacks, NULL, NULL);
+		if (rc < 0) {
+			*damaged = false;
+			if (local_source_error(t, err) == 0)
+				pg_git_fail(err, PG_EIO, rc, "fetch %s (to replace the damaged "
+					    "mirror)", t->url);
+		}
+		git_remote_disconnect(remote);
+		goto out;
+	}
+	*damaged = false;
+	msg[0] = '\0';
+	pg_err_clear(err);
 	fo.prune = GIT_FETCH_PRUNE;
 	fo.update_fetchhead = 0;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
