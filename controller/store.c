@@ -4,6 +4,7 @@
  * and the health check.  The schema itself is in schema.c.
  */
 #include "store.h"
+#include "store_wlock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -37,6 +38,8 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	struct store_set cache[STORE_CACHE_SETS];
+	struct store_wlock *wlock;	/* this file's write turn (NULL: none) */
+	bool wlocked;			/* this connection has the turn */
 };
 
 /* At most this many problems of each kind go into a check report: a badly
@@ -387,14 +390,43 @@ int store_exec(struct store *st, const char *sql, const char *what,
 	return 0;
 }
 
+/* Give the write turn back once the transaction is over, however it ended
+ * (SQLite ends some on its own after an error). */
+static void store_wlock_settle(struct store *st)
+{
+	if (st->wlocked && sqlite3_get_autocommit(st->db)) {
+		st->wlocked = false;
+		store_wlock_give(st->wlock);
+	}
+}
+
 int store_begin(struct store *st, struct pg_err *err)
 {
-	return store_run(st, "begin transaction", "BEGIN IMMEDIATE", NULL, 0, err);
+	store_wlock_settle(st);
+	/* The process's turn first (store_wlock.h), then SQLite's lock, which
+	 * other processes may hold. */
+	if (st->wlock && !st->wlocked) {
+		if (!store_wlock_take(st->wlock, STORE_BUSY_TIMEOUT_MS))
+			return pg_err_set(err, PG_ETIMEOUT, "begin transaction: other threads of "
+					  "this process kept the store busy for %d ms",
+					  STORE_BUSY_TIMEOUT_MS);
+		st->wlocked = true;
+	}
+	if (store_run(st, "begin transaction", "BEGIN IMMEDIATE", NULL, 0, err) < 0) {
+		store_wlock_settle(st);
+		return -1;
+	}
+	return 0;
 }
 
 int store_commit(struct store *st, struct pg_err *err)
 {
-	return store_run(st, "commit transaction", "COMMIT", NULL, 0, err);
+	int rc = store_run(st, "commit transaction", "COMMIT", NULL, 0, err);
+
+	/* A COMMIT that failed may leave the transaction open (for the
+	 * caller's rollback) or not. */
+	store_wlock_settle(st);
+	return rc;
 }
 
 void store_rollback(struct store *st)
@@ -403,10 +435,12 @@ void store_rollback(struct store *st)
 
 	/* SQLite may already have rolled back on its own (some errors end the
 	 * transaction), so look before asking. */
-	if (!st || sqlite3_get_autocommit(st->db))
+	if (!st)
 		return;
-	if (store_exec(st, "ROLLBACK", "roll back transaction", &err) < 0)
+	if (!sqlite3_get_autocommit(st->db) &&
+	    store_exec(st, "ROLLBACK", "roll back transaction", &err) < 0)
 		pg_log_warn("store", "store '%s': %s", st->path, err.msg);
+	store_wlock_settle(st);
 }
 
 bool store_in_tx(struct store *st)
@@ -686,6 +720,10 @@ int store_open(struct store **out, const char *path, struct pg_err *err)
 		pg_err_prefix(err, "store '%s'", path);
 		goto out;
 	}
+	if (store_wlock_get(path, &st->wlock) < 0) {
+		pg_err_set(err, PG_ENOMEM, "store '%s': out of memory", path);
+		goto out;
+	}
 	if (store_refuse_newer(st, err) < 0)
 		goto out;
 	if (store_migrate(st, err) < 0)
@@ -706,6 +744,12 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	if (st->wlocked && st->db)
+		store_rollback(st);
+	if (st->wlocked) {
+		st->wlocked = false;
+		store_wlock_give(st->wlock);
+	}
 	for (size_t i = 0; i < STORE_CACHE_SETS; i++)
 		for (size_t j = 0; j < STORE_CACHE_WAYS; j++)
 			sqlite3_finalize(st->cache[i].slot[j].stmt);
