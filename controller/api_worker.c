@@ -77,6 +77,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -231,6 +232,7 @@ static void *api_syncer_main(void *arg)
 		failed = api_sync_wal(w, &err) < 0;
 		if (failed) {
 			pg_err_prefix(&err, "store changes not known to be on disk");
+			store_io_failed(err.msg);	/* a daemon stops here (store.h) */
 			pg_log_error("api", "%s", err.msg);
 			err.code = PG_ETIMEOUT;	/* 503: try again */
 		}
@@ -281,9 +283,15 @@ static void *api_ckpt_main(void *arg)
 		/* PASSIVE: copies what no reader still needs, never waits;
 		 * BUSY means another connection is checkpointing. */
 		rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-			pg_log_warn("api", "checkpoint of %s: %s", store_path(w->ckpt_st),
-				    sqlite3_errmsg(db));
+		if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+			char msg[PG_ERR_MSG_MAX];
+
+			pg_fmt_cut(msg, sizeof(msg), "checkpoint of %s: %s", store_path(w->ckpt_st),
+				   sqlite3_errmsg(db));
+			if (store_io_lost(rc))
+				store_io_failed(msg);
+			pg_log_warn("api", "%s", msg);
+		}
 		pthread_mutex_lock(&w->sync_lock);
 	}
 	pthread_mutex_unlock(&w->sync_lock);

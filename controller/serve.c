@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "conffile.h"
@@ -79,6 +80,17 @@ static int serve_intake(const struct ctl_config *cfg, struct intake *in, struct 
 		    in->stats.rechecks - before.rechecks,
 		    failed ? "; some sources failed, retrying next pass" : "");
 	return 0;
+}
+
+/* A write or sync of the store failed (store.h): stop at once, leaving the
+ * store unclosed; systemd starts the daemon again (Restart=on-failure) and
+ * SQLite recovers the store from what the disk holds. */
+static void serve_store_lost(const char *msg)
+{
+	pg_log_error("serve", "store: %s: stopping at once without closing the store, "
+		     "since the disk may have dropped what it had accepted; the next start "
+		     "recovers the store from what the disk holds", msg);
+	_exit(1);
 }
 
 /*
@@ -239,6 +251,7 @@ int ctl_serve(const struct ctl_config *cfg)
 	if (pg_mkdir_p(cfg->data_dir, 0750, &err) < 0 ||
 	    pg_mkdir_parent(cfg->db, 0750, &err) < 0)
 		goto out;
+	store_set_io_failure_handler(serve_store_lost);
 	if (store_open(&st, cfg->db, &err) < 0 || ctl_intake_init(&in, cfg, &ps, st, &err) < 0)
 		goto out;
 	if (ctl_outbox_start(&outbox, cfg, &err) < 0)

@@ -95,11 +95,41 @@ static enum pg_errcode code_of(int rc)
 	}
 }
 
-/* Record the error of the last call on db: "what: SQLite's message". */
+static void (*store_io_handler)(const char *msg);
+
+void store_set_io_failure_handler(void (*fn)(const char *msg))
+{
+	store_io_handler = fn;
+}
+
+void store_io_failed(const char *msg)
+{
+	if (store_io_handler)
+		store_io_handler(msg);
+}
+
+bool store_io_lost(int rc)
+{
+	switch (rc) {
+	case SQLITE_IOERR:
+	case SQLITE_IOERR_WRITE:
+	case SQLITE_IOERR_FSYNC:
+	case SQLITE_IOERR_DIR_FSYNC:
+	case SQLITE_IOERR_TRUNCATE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Record the error of the last call on db: "what: SQLite's message"; a
+ * lost write goes to the handler first (store.h). */
 static int db_err(sqlite3 *db, int rc, const char *what, struct pg_err *err)
 {
-	return pg_err_set(err, code_of(rc), "%s: %s", what,
-			  db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+	pg_err_set(err, code_of(rc), "%s: %s", what, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+	if (store_io_lost(rc))
+		store_io_failed(err ? err->msg : what);
+	return -1;
 }
 
 sqlite3 *store_db(struct store *st)
@@ -382,9 +412,13 @@ int store_exec(struct store *st, const char *sql, const char *what,
 
 	rc = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
 	if (rc != SQLITE_OK) {
+		/* sqlite3_exec() returns the extended code, as every call
+		 * does on our connections. */
 		pg_err_set(err, code_of(rc), "%s: %s", what,
 			   msg ? msg : sqlite3_errstr(rc));
 		sqlite3_free(msg);
+		if (store_io_lost(rc))
+			store_io_failed(err ? err->msg : what);
 		return -1;
 	}
 	return 0;

@@ -80,6 +80,29 @@ struct store;
  */
 int store_open(struct store **out, const char *path, struct pg_err *err);
 
+/*
+ * The store's file failed a write or a sync under SQLite (SQLITE_IOERR:
+ * a write or sync that failed with EIO; a full disk is SQLITE_FULL and
+ * not this).  After a failed write or sync the kernel may have dropped
+ * pages it had accepted and marked them clean, so a later sync of the same
+ * file reports success (the "fsyncgate" of PostgreSQL, 2018): SQLite would
+ * then read back, and copy into the database file at its next checkpoint,
+ * what the disk no longer has, and reset the WAL that still had it.  Going
+ * on can turn a lost write into a corrupt store.
+ *
+ * A handler set here (process-wide; NULL, the default, only returns the
+ * error) is called with the message before such an error is returned; a
+ * daemon stops in it at once, without closing the store (a close
+ * checkpoints), and its next start recovers the store from what the disk
+ * holds, as PostgreSQL does after a failed fsync.  store_io_failed()
+ * reports such a failure found outside store.c (the API's own sync of the
+ * WAL, a checkpoint) to the same handler; store_io_lost() says whether an
+ * SQLite result code is one.
+ */
+void store_set_io_failure_handler(void (*fn)(const char *msg));
+void store_io_failed(const char *msg);
+bool store_io_lost(int rc);
+
 /* Close the connection (the last one to close checkpoints the WAL into the
  * database file).  NULL is a no-op.  Statements must be finalized first. */
 void store_close(struct store *st);
