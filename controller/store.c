@@ -441,9 +441,9 @@ int store_begin(struct store *st, struct pg_err *err)
 	 * other processes may hold. */
 	if (st->wlock && !st->wlocked) {
 		if (!store_wlock_take(st->wlock, STORE_BUSY_TIMEOUT_MS))
-			return pg_err_set(err, PG_ETIMEOUT, "begin transaction: other threads of "
-					  "this process kept the store busy for %d ms",
-					  STORE_BUSY_TIMEOUT_MS);
+			return pg_err_set(err, PG_ETIMEOUT, "begin transaction: database is "
+					  "locked (waited %d ms behind this process's other "
+					  "writers)", STORE_BUSY_TIMEOUT_MS);
 		st->wlocked = true;
 	}
 	if (store_run(st, "begin transaction", "BEGIN IMMEDIATE", NULL, 0, err) < 0) {
