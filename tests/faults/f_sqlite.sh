@@ -140,9 +140,10 @@ fs_count sqlite-busy "$locks"
 
 # --- I/O errors, a read-only store -------------------------------------------------
 # Off unless FAULT_IOERR=1: it finds a defect not fixed yet (a store read
-# back malformed after the I/O errors and e2fsck, once in 10 injections).
-# The other one it found, a tree mirror left with a corrupt ref, is
-# repaired now (controller/trees.c).
+# back malformed after the I/O errors and e2fsck: once in 10 injections,
+# and once in 2 after the controller learnt to stop at the first failed
+# write or sync, store.h).  The other one it found, a tree mirror left
+# with a corrupt ref, is repaired now (controller/trees.c).
 if [ "${FAULT_IOERR:-0}" = 1 ]; then
 	fs_mark
 	inj=0
