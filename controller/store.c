@@ -553,6 +553,37 @@ out:
  * is then never posted again).  FULL syncs the WAL at every commit, so an
  * acknowledged change survives.
  */
+/* SQLite's own: checkpoint after a commit that left the WAL this long. */
+#define STORE_AUTOCHECKPOINT_PAGES 1000
+
+/*
+ * SQLite's automatic checkpoint, with its result looked at: the default
+ * hook drops it, so a checkpoint whose sync failed went unnoticed, and the
+ * next one on the same file descriptor, told success by the kernel
+ * (store.h, store_set_io_failure_handler), copied and let go of the WAL.
+ * PRAGMA wal_autocheckpoint replaces this hook (the API's writer turns
+ * checkpoints off that way and leaves them to its checkpointer).
+ */
+static int store_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	struct store *st = arg;
+	int rc;
+
+	if (pages < STORE_AUTOCHECKPOINT_PAGES)
+		return SQLITE_OK;
+	rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	if (store_io_lost(rc)) {
+		char msg[PG_ERR_MSG_MAX];
+
+		pg_fmt_cut(msg, sizeof(msg), "store '%s': checkpoint: %s", st->path,
+			   sqlite3_errmsg(db));
+		store_io_failed(msg);
+		pg_log_error("store", "%s", msg);
+	}
+	/* A failed checkpoint is no reason to fail the commit before it. */
+	return SQLITE_OK;
+}
+
 static int store_configure(struct store *st, struct pg_err *err)
 {
 	char mode[32];
@@ -582,6 +613,7 @@ static int store_configure(struct store *st, struct pg_err *err)
 	if (fk != 1)
 		return pg_err_set(err, PG_EDB,
 				  "enable foreign keys: this SQLite does not enforce them");
+	sqlite3_wal_hook(st->db, store_wal_hook, st);
 	return 0;
 }
 

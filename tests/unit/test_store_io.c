@@ -4,7 +4,8 @@
  * store_set_io_failure_handler): a VFS wrapped around SQLite's own fails
  * every sync once armed, as a disk that returned EIO does; the handler is
  * called with the message, once per failed statement, before the error is
- * returned; a full disk (SQLITE_FULL) and a constraint are not lost
+ * returned, and by SQLite's automatic checkpoint, whose result SQLite
+ * itself drops; a full disk (SQLITE_FULL) and a constraint are not lost
  * writes.
  */
 #include <setjmp.h>
@@ -27,11 +28,13 @@
 
 static sqlite3_vfs *real_vfs;
 static sqlite3_vfs fail_vfs;
-static bool fail_syncs;
+static bool fail_syncs;		/* every sync fails */
+static bool fail_db_syncs;		/* the database file's syncs fail */
 
 struct fail_file {
 	sqlite3_file base;		/* methods: fail_io */
 	sqlite3_file *real;		/* the real VFS's file, after this one */
+	bool main_db;
 };
 
 static sqlite3_io_methods fail_io;
@@ -53,7 +56,11 @@ static int ff_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
 static int ff_truncate(sqlite3_file *f, sqlite3_int64 s)
 { return REAL(f)->pMethods->xTruncate(REAL(f), s); }
 static int ff_sync(sqlite3_file *f, int flags)
-{ return fail_syncs ? SQLITE_IOERR_FSYNC : REAL(f)->pMethods->xSync(REAL(f), flags); }
+{
+	if (fail_syncs || (fail_db_syncs && ((struct fail_file *)f)->main_db))
+		return SQLITE_IOERR_FSYNC;
+	return REAL(f)->pMethods->xSync(REAL(f), flags);
+}
 static int ff_size(sqlite3_file *f, sqlite3_int64 *s)
 { return REAL(f)->pMethods->xFileSize(REAL(f), s); }
 static int ff_lock(sqlite3_file *f, int l)
@@ -84,6 +91,7 @@ static int fv_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int flags,
 
 	(void)v;
 	ff->real = (sqlite3_file *)(ff + 1);
+	ff->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
 	rc = real_vfs->xOpen(real_vfs, name, ff->real, flags, out);
 	ff->base.pMethods = rc == SQLITE_OK ? &fail_io : NULL;
 	return rc;
@@ -158,6 +166,7 @@ static int setup(void **state)
 	handled = 0;
 	handled_msg[0] = '\0';
 	fail_syncs = false;
+	fail_db_syncs = false;
 	store_set_io_failure_handler(on_lost);
 	*state = t;
 	return 0;
@@ -171,6 +180,7 @@ static int teardown(void **state)
 
 	store_set_io_failure_handler(NULL);
 	fail_syncs = false;
+	fail_db_syncs = false;
 	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
 		snprintf(p, sizeof(p), "%s%s", t->db, ext[i]);
 		unlink(p);
@@ -226,11 +236,39 @@ static void test_failed_sync_reaches_handler(void **state)
 	store_close(st);
 }
 
+/* SQLite's automatic checkpoint (after a commit that left 1,000 pages in
+ * the WAL) whose sync of the database file fails reaches the handler; the
+ * commit before it stands. */
+static void test_failed_autocheckpoint_reaches_handler(void **state)
+{
+	struct tdir *t = *state;
+	struct pg_err err = PG_ERR_INIT;
+	struct store *st = NULL;
+	int64_t n = 0;
+
+	assert_int_equal(store_open(&st, t->db, &err), 0);
+	assert_int_equal(store_exec(st, "CREATE TABLE b (x BLOB)", "create", &err), 0);
+	assert_int_equal(handled, 0);
+	fail_db_syncs = true;
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_run(st, "insert", "INSERT INTO b VALUES (zeroblob(5000000))",
+				   NULL, 0, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_int_equal(handled, 1);
+	assert_non_null(strstr(handled_msg, "checkpoint"));
+	fail_db_syncs = false;
+	assert_int_equal(store_query_int(st, "count", "SELECT count(*) FROM b", NULL, 0, &n, &err), 0);
+	assert_int_equal(n, 1);
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_classification, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_sync_reaches_handler, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_autocheckpoint_reaches_handler, setup,
+						teardown),
 	};
 
 	fail_vfs_register();
