@@ -16,11 +16,13 @@
 # tmpfs) is made unable to grow while agents post results: the next write
 # that needs a new block fails (EIO: SQLITE_IOERR, "disk I/O error"), ext4
 # aborts its journal and turns read-only, and every write of the
-# controller fails.  (A plain `mount -o remount,ro` is refused while the
-# controller holds the store open for writing: EBUSY.)  Recovery as an
-# operator does it: the controller stopped (kill -9 if SIGTERM does not
-# end it in 10 s), the file system unmounted, room made, e2fsck, mounted
-# again, the controller started.  The agents keep their results meanwhile.
+# controller fails; the controller stops at the first failed write or
+# sync of its store (store.h).  (A plain `mount -o remount,ro` is refused
+# while the controller holds the store open for writing: EBUSY.)
+# Recovery as an operator does it: the controller stopped (kill -9 if
+# SIGTERM does not end it in 10 s, when it has not stopped on its own),
+# room made, the file system unmounted, e2fsck, mounted again, the
+# controller started.  The agents keep their results meanwhile.
 # Then: every acknowledged result still in the store (a result lost here
 # was acknowledged on a commit the disk did not keep), the store intact.
 # Only with FAULT_IOERR=1 (see below).
@@ -139,11 +141,18 @@ cat "$TMP"/agent-*.log | grep ' 503' | sed 's/^[^ ]* [^ ]* //' | head -n 3
 fs_count sqlite-busy "$locks"
 
 # --- I/O errors, a read-only store -------------------------------------------------
-# Off unless FAULT_IOERR=1: it finds a defect not fixed yet (a store read
-# back malformed after the I/O errors and e2fsck: once in 10 injections,
-# and once in 2 after the controller learnt to stop at the first failed
-# write or sync, store.h).  The other one it found, a tree mirror left
-# with a corrupt ref, is repaired now (controller/trees.c).
+# Off unless FAULT_IOERR=1: it finds a defect not fixed yet.  The store
+# reads back malformed after the I/O errors, the unmount and e2fsck: once
+# in 10 injections at first, and at the third round of three in each of
+# four runs since the controller stops at the first failed write or sync
+# (store.h) and checks SQLite's automatic checkpoints.  Copied just
+# before the unmount (through the page cache) it read well.  A plain
+# sqlite3 writer under the same injection (WAL, synchronous=FULL, stopping
+# at its first error) came back intact in 5 of 5 rounds, so the cause is
+# in how the controller writes (several connections; the API's writer at
+# synchronous=NORMAL with its own sync), not found yet.  The other defect
+# it found, a tree mirror left with a corrupt ref, is repaired
+# (controller/trees.c).
 if [ "${FAULT_IOERR:-0}" = 1 ]; then
 	fs_mark
 	inj=0
@@ -172,8 +181,12 @@ if [ "${FAULT_IOERR:-0}" = 1 ]; then
 		echo "the controller exited $?"
 		ctl=""
 		fs_serve_log
-		umount "$TMP/state" || umount -l "$TMP/state" || fail "umount the store's file system"
+		# Room first, as an operator fixes the device before the file
+		# system: an unmount onto a device that still fails its writes
+		# loses what the kernel still had to write back (ext4 logs "lost
+		# async page write" and "Couldn't clean up the journal").
 		rm -f "$TMP/bk/filler"
+		umount "$TMP/state" || umount -l "$TMP/state" || fail "umount the store's file system"
 		e2fsck -fy "$TMP/bk/img" >"$TMP/fsck.out" 2>&1
 		echo "e2fsck exited $? ($(tail -n 1 "$TMP/fsck.out"))"
 		mount_state
