@@ -569,6 +569,9 @@ static int store_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 	struct store *st = arg;
 	int rc;
 
+	/* The commit is done: the next writer need not wait for this
+	 * checkpoint and its syncs (SQLite let go of its own lock already). */
+	store_wlock_settle(st);
 	if (pages < STORE_AUTOCHECKPOINT_PAGES)
 		return SQLITE_OK;
 	rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
