@@ -540,19 +540,6 @@ out:
 	return rc;
 }
 
-/*
- * Connection settings.  Pragmas are per connection, so every open sets
- * them; journal_mode=WAL is also recorded in the file, and is read back
- * because SQLite answers with the mode it actually got (a file system
- * without shared memory support keeps the old one).
- *
- * synchronous=FULL: in WAL mode NORMAL never corrupts the store, but a
- * power loss may undo the last commits.  That is not acceptable here: a
- * commit is what lets the controller acknowledge an agent's result (which
- * the agent then deletes from its spool) and mark a check as posted (which
- * is then never posted again).  FULL syncs the WAL at every commit, so an
- * acknowledged change survives.
- */
 /* SQLite's own: checkpoint after a commit that left the WAL this long. */
 #define STORE_AUTOCHECKPOINT_PAGES 1000
 
@@ -587,6 +574,19 @@ static int store_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 	return SQLITE_OK;
 }
 
+/*
+ * Connection settings.  Pragmas are per connection, so every open sets
+ * them; journal_mode=WAL is also recorded in the file, and is read back
+ * because SQLite answers with the mode it actually got (a file system
+ * without shared memory support keeps the old one).
+ *
+ * synchronous=FULL: in WAL mode NORMAL never corrupts the store, but a
+ * power loss may undo the last commits.  That is not acceptable here: a
+ * commit is what lets the controller acknowledge an agent's result (which
+ * the agent then deletes from its spool) and mark a check as posted (which
+ * is then never posted again).  FULL syncs the WAL at every commit, so an
+ * acknowledged change survives.
+ */
 static int store_configure(struct store *st, struct pg_err *err)
 {
 	char mode[32];

@@ -69,7 +69,10 @@ struct store;
  * a page cache of STORE_PAGE_CACHE_KIB and a busy timeout of
  * STORE_BUSY_TIMEOUT_MS.  (The API's writer turns its
  * own connection to NORMAL and syncs the WAL itself before it acts on a
- * commit: api_worker.c.)
+ * commit: api_worker.c.)  SQLite's automatic checkpoint (after a commit
+ * that left 1,000 pages in the WAL) reports a failed write to the handler
+ * of store_set_io_failure_handler().  Threads of one process take their
+ * write turns in order (store_begin(), store_wlock.h).
  *
  * Refused, with nothing changed: a store with a newer schema than this
  * binary knows ("store 'x' has schema version 5, this perfgate knows up to
