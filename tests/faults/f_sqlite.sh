@@ -143,7 +143,7 @@ fs_count sqlite-busy "$locks"
 # --- I/O errors, a read-only store -------------------------------------------------
 # Off unless FAULT_IOERR=1: it finds a defect not fixed yet.  The store
 # reads back malformed after the I/O errors, the unmount and e2fsck: once
-# in 10 injections at first, and at the third round of three in each of
+# in 10 injections at first, and after the second injection in each of
 # four runs since the controller stops at the first failed write or sync
 # (store.h) and checks SQLite's automatic checkpoints.  Copied just
 # before the unmount (through the page cache) it read well.  A plain
