@@ -148,7 +148,8 @@ fs_count sqlite-busy "$locks"
 # (store.h) and checks SQLite's automatic checkpoints.  Copied just
 # before the unmount (through the page cache) it read well.  A plain
 # sqlite3 writer under the same injection (WAL, synchronous=FULL, stopping
-# at its first error) came back intact in 5 of 5 rounds, so the cause is
+# at its first error) came back intact in 5 of 5 rounds, and at NORMAL
+# too, so the cause is
 # in how the controller writes (several connections; the API's writer at
 # synchronous=NORMAL with its own sync), not found yet.  The other defect
 # it found, a tree mirror left with a corrupt ref, is repaired
