@@ -149,8 +149,9 @@ fs_count sqlite-busy "$locks"
 # before the unmount (through the page cache) it read well.  A plain
 # sqlite3 writer under the same injection (WAL, synchronous=FULL, stopping
 # at its first error) came back intact in 5 of 5 rounds, and at NORMAL
-# too, so the cause is in how the controller writes (several connections;
-# the API's writer at NORMAL with its own sync), not found yet.  The other defect
+# too, so the cause is in how the controller writes, not found yet: not
+# the API writer's NORMAL commits (at FULL the same, in an experiment);
+# several connections of one process remain the suspect.  The other defect
 # it found, a tree mirror left with a corrupt ref, is repaired
 # (controller/trees.c).
 if [ "${FAULT_IOERR:-0}" = 1 ]; then
