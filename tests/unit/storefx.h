@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A migrated store in a temporary directory, for the unit tests of the
- * store's users (test_sched.c, test_verdict_pass.c, test_outbox.c): the
+ * store's users (test_sched.c, test_verdict_pass.c, test_outbox.c) and of
+ * the store itself (test_store_wlock.c, test_store_io.c): the
  * directory and its removal, profiles and a controller configuration
  * written there, SQL that must succeed, one-value queries, a text snapshot
  * of tables, and the rows intake and the planner would have written (a
@@ -34,12 +35,10 @@ static inline void sfx_path(char *out, size_t len, const char *dir, const char *
 	assert_true((size_t)snprintf(out, len, "%s/%s", dir, name) < len);
 }
 
-/* A new directory "TMPDIR/pg-test-NAME.XXXXXX" into dir, and in it a
- * migrated store: its path "DIR/store.db" into db, its handle into *st. */
-static inline void sfx_open(char *dir, size_t dirlen, char *db, size_t dblen, struct store **st,
-			    const char *name)
+/* A new directory "TMPDIR/pg-test-NAME.XXXXXX" into dir, and the path of
+ * a store in it, "DIR/store.db", into db (not made). */
+static inline void sfx_mkdir(char *dir, size_t dirlen, char *db, size_t dblen, const char *name)
 {
-	struct pg_err err = PG_ERR_INIT;
 	const char *tmp = getenv("TMPDIR");
 
 	assert_true((size_t)snprintf(dir, dirlen, "%s/pg-test-%s.XXXXXX",
@@ -47,6 +46,16 @@ static inline void sfx_open(char *dir, size_t dirlen, char *db, size_t dblen, st
 	if (!mkdtemp(dir))
 		fail_msg("mkdtemp %s: %s", dir, strerror(errno));
 	sfx_path(db, dblen, dir, "store.db");
+}
+
+/* sfx_mkdir(), and in the directory a migrated store at db, its handle
+ * into *st. */
+static inline void sfx_open(char *dir, size_t dirlen, char *db, size_t dblen, struct store **st,
+			    const char *name)
+{
+	struct pg_err err = PG_ERR_INIT;
+
+	sfx_mkdir(dir, dirlen, db, dblen, name);
 	if (store_open(st, db, &err) < 0)
 		fail_msg("store: %s", err.msg);
 }

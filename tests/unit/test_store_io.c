@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "store.h"
+#include "storefx.h"
 
 /* ---- a VFS whose syncs fail when armed ---------------------------------- */
 
@@ -153,16 +154,10 @@ struct tdir {
 static int setup(void **state)
 {
 	struct tdir *t = calloc(1, sizeof(*t));
-	const char *tmp = getenv("TMPDIR");
 
 	if (!t)
 		return -1;
-	snprintf(t->dir, sizeof(t->dir), "%s/pg-test-storeio.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(t->dir)) {
-		free(t);
-		return -1;
-	}
-	snprintf(t->db, sizeof(t->db), "%s/store.db", t->dir);
+	sfx_mkdir(t->dir, sizeof(t->dir), t->db, sizeof(t->db), "storeio");
 	handled = 0;
 	handled_msg[0] = '\0';
 	fail_syncs = false;
@@ -175,17 +170,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct tdir *t = *state;
-	const char *ext[] = { "", "-wal", "-shm" };
-	char p[400];
 
 	store_set_io_failure_handler(NULL);
 	fail_syncs = false;
 	fail_db_syncs = false;
-	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", t->db, ext[i]);
-		unlink(p);
-	}
-	rmdir(t->dir);
+	sfx_rm_dir(t->dir);
 	free(t);
 	return 0;
 }

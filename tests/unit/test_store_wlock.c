@@ -24,6 +24,7 @@
 #include "err.h"
 #include "store.h"
 #include "store_wlock.h"
+#include "storefx.h"
 
 struct tdir {
 	char dir[256];
@@ -33,16 +34,10 @@ struct tdir {
 static int setup(void **state)
 {
 	struct tdir *t = calloc(1, sizeof(*t));
-	const char *tmp = getenv("TMPDIR");
 
 	if (!t)
 		return -1;
-	snprintf(t->dir, sizeof(t->dir), "%s/pg-test-wlock.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(t->dir)) {
-		free(t);
-		return -1;
-	}
-	snprintf(t->db, sizeof(t->db), "%s/store.db", t->dir);
+	sfx_mkdir(t->dir, sizeof(t->dir), t->db, sizeof(t->db), "wlock");
 	*state = t;
 	return 0;
 }
@@ -50,16 +45,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct tdir *t = *state;
-	const char *ext[] = { "", "-wal", "-shm", ".link" };
-	char p[400];
 
-	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", t->db, ext[i]);
-		unlink(p);
-	}
-	snprintf(p, sizeof(p), "%s/other.db", t->dir);
-	unlink(p);
-	rmdir(t->dir);
+	sfx_rm_dir(t->dir);
 	free(t);
 	return 0;
 }
