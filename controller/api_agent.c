@@ -372,7 +372,7 @@ static int api_run_heartbeat(struct api_worker *w, struct api_req *r, int64_t no
 
 /* The attempt must exist and be this agent's: 0, or -1 with err set
  * (PG_ENOTFOUND for an unknown job, PG_ECONFLICT otherwise). */
-static int api_own_attempt(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+int api_own_attempt(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
 			   struct pg_err *err)
 {
 	int64_t n = 0, owner = 0;
@@ -394,111 +394,6 @@ static int api_own_attempt(struct store *st, int64_t agent_id, int64_t job_id, i
 		return pg_err_set(err, PG_ECONFLICT, "attempt %lld of job %lld is another agent's",
 				  (long long)attempt, (long long)job_id);
 	return 0;
-}
-
-static int api_write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/*
- * Append a chunk to DATA_DIR/logs/JOB/ATTEMPT/STAGE.log and record its
- * size in `logs` (path relative to DATA_DIR).  With ?offset=N the chunk
- * is the log's bytes from N on: a retried chunk the log already holds is
- * not appended twice, a gap is refused (409).  The file is outside the
- * store's transaction: when the batch of an append is lost after the
- * write (a full disk at COMMIT), the agent retries, and the retry records
- * the size the file holds.
- */
-static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
-{
-	struct pg_err err = PG_ERR_INIT;
-	const struct api_op *op = &r->op;
-	struct pg_buf rel = PG_BUF_INIT(256), path = PG_BUF_INIT(8192);
-	struct stat sb;
-	int64_t size, len = (int64_t)r->body.len;
-	int fd = -1, rc = -1;
-	bool created;
-	cJSON *o;
-
-	if (api_own_attempt(w->st, r->agent_id, r->route.id, op->attempt, &err) < 0)
-		goto fail;
-	if (pg_buf_printf(&rel, "logs/%lld/%lld/%s.log", (long long)r->route.id,
-			  (long long)op->attempt, op->log_stage) < 0 ||
-	    pg_buf_printf(&path, "%s/%s", w->srv->cfg->data_dir, pg_buf_str(&rel)) < 0) {
-		pg_buf_err(&path, &err, "log path");
-		goto fail;
-	}
-	if (pg_mkdir_parent(pg_buf_str(&path), 0750, &err) < 0)
-		goto fail;
-	/* Created here or not: a failed first append removes what it made. */
-	fd = open(pg_buf_str(&path), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0640);
-	created = fd >= 0;
-	if (fd < 0 && errno == EEXIST)
-		fd = open(pg_buf_str(&path), O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) < 0) {
-		pg_err_errno(&err, "open %s", pg_buf_str(&path));
-		goto fail;
-	}
-	size = (int64_t)sb.st_size;
-	if (op->offset >= 0 && op->offset + len <= size)
-		goto record;	/* a retry of what the log holds */
-	if (op->offset >= 0 && op->offset != size) {
-		pg_err_set(&err, PG_ECONFLICT, "offset %lld does not match the %lld bytes the log "
-			   "holds", (long long)op->offset, (long long)size);
-		goto fail;
-	}
-	if (size + len > API_LOG_MAX_BYTES) {
-		pg_err_set(&err, PG_ETOOBIG, "the log would be over its limit of %lld bytes",
-			   (long long)API_LOG_MAX_BYTES);
-		goto fail;
-	}
-	if (api_write_all(fd, r->body.data, r->body.len) < 0) {
-		pg_err_errno(&err, "append to %s", pg_buf_str(&path));
-		/* All or nothing, so that a retry with ?offset= lines up; a
-		 * log this call created goes (no row names it). */
-		if (created ? unlink(pg_buf_str(&path)) < 0 : ftruncate(fd, (off_t)size) < 0)
-			pg_log_warn("api", "undo the append to %s: %s", pg_buf_str(&path),
-				    strerror(errno));
-		goto fail;
-	}
-	size += len;
-record:
-	if (store_run(w->st, "record log",
-		      "INSERT INTO logs (job_id, attempt, stage, path, bytes, updated_at)"
-		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (job_id, attempt, stage)"
-		      " DO UPDATE SET bytes = excluded.bytes, updated_at = excluded.updated_at",
-		      STORE_ARGS(STORE_INT(r->route.id), STORE_INT(op->attempt),
-				 STORE_TEXT(op->log_stage), STORE_TEXT(pg_buf_str(&rel)),
-				 STORE_INT(size), STORE_INT(now)), &err) < 0)
-		goto fail;
-	o = cJSON_CreateObject();
-	if (o && !cJSON_AddNumberToObject(o, "bytes", (double)size)) {
-		cJSON_Delete(o);
-		o = NULL;
-	}
-	api_reply_json(r, 200, o);
-	rc = 0;
-	goto out;
-fail:
-	api_reply_err(r, &err);
-out:
-	if (fd >= 0)
-		close(fd);
-	pg_buf_release(&rel);
-	pg_buf_release(&path);
-	return rc;
 }
 
 static int api_run_result(struct api_worker *w, struct api_req *r, int64_t now)
@@ -555,7 +450,7 @@ int api_agent_run(struct api_worker *w, struct api_req *r, int64_t now)
 	case API_EP_JOB_HEARTBEAT:
 		return api_run_heartbeat(w, r, now);
 	case API_EP_JOB_LOGS:
-		return api_run_logs(w, r, now);
+		return api_logs_record(w, r, now);
 	case API_EP_JOB_RESULT:
 		return api_run_result(w, r, now);
 	default:

@@ -104,6 +104,8 @@ struct api_op {
 	int progress;			/* heartbeat: -1 when not given */
 	char log_stage[API_STAGE_MAX + 1];	/* logs */
 	int64_t offset;			/* logs: -1 when not given */
+	int64_t log_bytes;		/* logs: what the file holds after the
+					 * chunk (the appender's, api_logs.c) */
 	/* result */
 	struct sched_result_in res;
 	struct sched_sample *samples;	/* malloc'd */
@@ -223,6 +225,19 @@ struct api_worker {
 	} seen[API_SEEN_SLOTS];
 };
 
+/* The log appender (api_logs.c). */
+struct api_logs {
+	struct api_server *srv;
+	struct store *st;		/* the appender's: ownership checks */
+	pthread_t thread;
+	bool inited;			/* lock and cond made */
+	bool started;			/* thread running */
+	pthread_mutex_t lock;		/* guards the fields below */
+	pthread_cond_t cond;
+	struct api_req *head, *tail;	/* queued chunks, in arrival order */
+	bool quit;			/* finish the queue, then exit */
+};
+
 struct api_server {
 	const struct ctl_config *cfg;
 	const struct ctl_api *conf;
@@ -240,6 +255,7 @@ struct api_server {
 	bool pool_ok, worker_ok, metrics_ok, lock_ok;
 	struct api_pool pool;
 	struct api_worker worker;
+	struct api_logs logs;
 	struct api_metrics metrics;
 
 	pthread_mutex_t lock;		/* guards in_flight */
@@ -310,6 +326,11 @@ void api_worker_drain(struct api_worker *w);
  * close its store.  Safe on a worker that never started. */
 void api_worker_stop(struct api_worker *w);
 
+/* api_worker_push() for a request whose connection is suspended already
+ * (the log appender's, api_logs.c); when the writer has stopped, answers
+ * 503 and resumes it. */
+void api_worker_take(struct api_worker *w, struct api_req *r);
+
 /* r is answered: mark it done and resume its connection (writer only). */
 void api_worker_done(struct api_req *r);
 
@@ -317,7 +338,34 @@ void api_worker_done(struct api_req *r);
  * has committed (writer only). */
 void api_worker_answered(struct api_worker *w, struct api_req *r);
 
+/* ---- log chunks (api_logs.c) ----------------------------------------- */
+
+/* Open the appender's store connection and start its thread. */
+int api_logs_start(struct api_logs *l, struct api_server *srv, struct pg_err *err);
+
+/* Hand a log chunk (its query parsed into r->op, its body in r->body) to
+ * the appender, as api_worker_push() hands a request to the writer: true
+ * when queued (the appender owns r until its connection is resumed),
+ * false when answered 503 because the appender has stopped.  The appender
+ * appends the chunk to its file, then passes r on to the writer
+ * (api_worker_take()) or answers the error itself. */
+bool api_logs_push(struct api_logs *l, struct api_req *r);
+
+/* Finish the queue (handing it to the writer, which must still run),
+ * join the thread, close its store.  Safe on one that never started. */
+void api_logs_stop(struct api_logs *l);
+
+/* The writer's part of a chunk the appender wrote: record the size it
+ * left (r->op.log_bytes) in `logs`, inside the writer's open transaction.
+ * 0, or -1 when r was answered with an error (roll back). */
+int api_logs_record(struct api_worker *w, struct api_req *r, int64_t now);
+
 /* ---- agent endpoints (api_agent.c) ------------------------------------ */
+
+/* The attempt must exist and be agent_id's: 0, or -1 with err set
+ * (PG_ENOTFOUND for an unknown job, PG_ECONFLICT otherwise). */
+int api_own_attempt(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
+		    struct pg_err *err);
 
 /* Parse and validate a body into op (op is zeroed first; release it with
  * api_op_release() in any case).  Empty bodies read as {}.  Errors are

@@ -414,9 +414,11 @@ static bool api_complete(struct api_req *r)
 	api_prepare(r);
 	if (r->answered)
 		return false;
-	/* The body is parsed; what is left of it only the logs need. */
-	if (r->route.ep != API_EP_JOB_LOGS)
-		pg_buf_release(&r->body);
+	/* A log chunk's body goes to its file first (api_logs.c); the
+	 * others' bodies are parsed and done with. */
+	if (r->route.ep == API_EP_JOB_LOGS)
+		return api_logs_push(&srv->logs, r);
+	pg_buf_release(&r->body);
 	return api_worker_push(&srv->worker, r);
 }
 
@@ -636,6 +638,7 @@ static void api_server_free(struct api_server *srv)
 {
 	if (srv->mhd)
 		MHD_stop_daemon(srv->mhd);
+	api_logs_stop(&srv->logs);
 	api_worker_stop(&srv->worker);
 	if (srv->pool_ok)
 		api_pool_close(&srv->pool);
@@ -710,7 +713,8 @@ int api_server_start(struct api_server **out, const struct ctl_config *cfg,
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	if (api_worker_start(&srv->worker, srv, err) == 0) {
+	if (api_worker_start(&srv->worker, srv, err) == 0 &&
+	    api_logs_start(&srv->logs, srv, err) == 0) {
 		/* poll(), not epoll: with epoll, libmicrohttpd 0.9.75 left
 		 * about one connection in a few hundred thousand requests
 		 * unserved, its request unread until the idle timeout closed
@@ -799,8 +803,10 @@ void api_server_stop(struct api_server *srv)
 	if (left)
 		pg_log_warn("api", "%ld requests still in flight after %d s", left,
 			    API_DRAIN_MS / 1000);
-	/* The writer ends after its queue: every suspended connection is
-	 * resumed before libmicrohttpd stops, as it requires. */
+	/* The appender, then the writer, end after their queues: every
+	 * suspended connection is resumed before libmicrohttpd stops, as it
+	 * requires. */
+	api_logs_stop(&srv->logs);
 	api_worker_stop(&srv->worker);
 	api_wait_idle(srv, 2000);
 	MHD_stop_daemon(srv->mhd);

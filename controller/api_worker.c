@@ -38,9 +38,10 @@
  * restart anyway (the first sweep waits a lease time: sched.h), while on a
  * disk whose syncs stall for 100 ms and more, agents renewing every few
  * seconds were what waited (p99 116 ms and 728 ms at 5,000 requests/s,
- * all of it heartbeats).  A log chunk's bytes go to its file, which is
- * not synced, and the next chunk's offset is checked against the file, not
- * the row: waiting for the row's sync made no log safer.  Nothing else
+ * all of it heartbeats).  A log chunk's bytes are in its file before the
+ * writer sees it (the appender thread writes them: api_logs.c), the file
+ * is not synced, and the next chunk's offset is checked against the file,
+ * not the row: waiting for the row's sync made no log safer.  Nothing else
  * changes: their changes are in the same WAL and the next sync covers
  * them; a lease, a result, a registration or an admin change, in the same
  * batch or not, still waits for the sync, and no more than before.  A
@@ -699,7 +700,9 @@ int api_worker_start(struct api_worker *w, struct api_server *srv, struct pg_err
 	return 0;
 }
 
-bool api_worker_push(struct api_worker *w, struct api_req *r)
+/* Queue r, whose connection is suspended; false when the writer has
+ * stopped (r answered 503, not resumed). */
+static bool api_worker_queue(struct api_worker *w, struct api_req *r, bool suspend)
 {
 	pthread_mutex_lock(&w->lock);
 	if (!w->started || w->quit) {
@@ -709,7 +712,8 @@ bool api_worker_push(struct api_worker *w, struct api_req *r)
 	}
 	/* Suspended before the writer can see it, so that its resume always
 	 * follows the suspension. */
-	MHD_suspend_connection(r->conn);
+	if (suspend)
+		MHD_suspend_connection(r->conn);
 	r->state = API_REQ_QUEUED;
 	r->next = NULL;
 	if (w->tail)
@@ -720,6 +724,17 @@ bool api_worker_push(struct api_worker *w, struct api_req *r)
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return true;
+}
+
+bool api_worker_push(struct api_worker *w, struct api_req *r)
+{
+	return api_worker_queue(w, r, true);
+}
+
+void api_worker_take(struct api_worker *w, struct api_req *r)
+{
+	if (!api_worker_queue(w, r, false))
+		api_worker_done(r);
 }
 
 static void api_worker_flag(struct api_worker *w, bool *flag)

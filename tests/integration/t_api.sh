@@ -385,6 +385,34 @@ t = open(sys.argv[1], "rb").read().decode("utf-8")
 want = "a" * 65535 + "\u00e9" + "b" * 65534 + "\r\nend\\x1b\n"
 assert t == want, (len(t), len(want), t[-20:], want[-20:])
 PY
+# A chunk whose file write is stuck holds up no other request: log files
+# are written by the appender thread, beside the writer (api_logs.c).
+# Stuck here for certain: the log is a FIFO that no one reads, so the
+# append's open() waits (in the kernel's wait_for_partner).  When the
+# writer did the append inside its batch, the heartbeat below waited too.
+mkfifo "$TMP/state/logs/1/1/stall.log"
+call POST "/api/v1/jobs/1/logs?attempt=1&stage=stall" "$T1" 'stall
+' >"$TMP/stall.code" 2>&1 &
+stall=$!
+i=0
+until grep -qs wait_for_partner /proc/"$pid"/task/*/wchan; do
+	i=$((i + 1))
+	[ $i -le 100 ] || fail "the log chunk never reached its FIFO"
+	sleep 0.1
+done
+_got=$(curl -sS -m 10 -o "$TMP/hb.body" -w '%{http_code}' -H "Authorization: Bearer $T1" \
+	--data-binary '{"attempt": 1, "stage": "bench", "progress": 60}' \
+	"$URL/api/v1/jobs/1/heartbeat") || fail "a heartbeat waited behind a stuck log write"
+[ "$_got" = 200 ] || fail "heartbeat beside a stuck log write: got $_got"
+cat "$TMP/state/logs/1/1/stall.log" >"$TMP/stall.out" &
+reader=$!
+wait "$stall" || fail "the stuck chunk's POST failed: $(cat "$TMP/stall.code")"
+[ "$(cat "$TMP/stall.code")" = 200 ] || fail "the stuck chunk: got $(cat "$TMP/stall.code")"
+wait "$reader"
+printf 'stall\n' | cmp -s - "$TMP/stall.out" || fail "the stuck chunk did not reach its file"
+q_is "SELECT bytes FROM logs WHERE job_id = 1 AND attempt = 1 AND stage = 'stall'" 6
+rm "$TMP/state/logs/1/1/stall.log"
+printf 'stall\n' >"$TMP/state/logs/1/1/stall.log"
 
 # The result: recorded once, a retry is a duplicate, another body a conflict.
 cat >"$TMP/result.json" <<'EOF'
