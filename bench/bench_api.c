@@ -65,6 +65,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -951,6 +952,52 @@ static int find_paths(char *ctl, char *profiles, size_t size)
 	return -1;
 }
 
+/*
+ * The disk's own floor, as a reference in the same run: 4 KiB appended
+ * to a file in the store's directory and fdatasync()ed, back to back, for
+ * DISK_REF_MS, as the syncer does for a batch.  A lease or a result is
+ * answered only after such a sync (and may wait for the one in flight
+ * first), so their p99 cannot be below this line's.
+ */
+#define DISK_REF_MS 2000
+static void print_disk_ref(const char *dir)
+{
+	char path[PATH_MAX], block[4096];
+	struct lat l = { 0 };
+	int64_t end;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/disk-ref", dir) >= (int)sizeof(path))
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "bench api: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	memset(block, 'x', sizeof(block));
+	end = now_us() + DISK_REF_MS * 1000;
+	while (now_us() < end) {
+		int64_t t0 = now_us();
+
+		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block) ||
+		    fdatasync(fd) < 0) {
+			fprintf(stderr, "bench api: %s: %s\n", path, strerror(errno));
+			break;
+		}
+		if (lat_add(&l, now_us() - t0) < 0)
+			break;
+	}
+	close(fd);
+	unlink(path);
+	qsort(l.us, l.n, sizeof(*l.us), cmp_u32);
+	printf("bench api-disk: syncs=%zu p50=%.2f ms p99=%.2f ms max=%.2f ms"
+	       " (4 KiB append + fdatasync in the store's directory, back to back: the"
+	       " floor under a lease's and a result's latency)\n", l.n, lat_ms(&l, 0.50),
+	       lat_ms(&l, 0.99), lat_ms(&l, 1.0));
+	fflush(stdout);
+	free(l.us);
+}
+
 /* Sort the samples and print one figure line. */
 static double print_line(const char *name, struct load *ld, const struct usage *u,
 			 const char *extra)
@@ -1177,6 +1224,8 @@ int main(void)
 	w_rate = print_line("api", &ld, &u, extra);
 	w_p99 = lat_ms(&ld.lat, 0.99);
 	print_kinds("api", &ld);
+	if (snprintf(text, sizeof(text), "%s/state", tmpdir) < (int)sizeof(text))
+		print_disk_ref(text);
 	if (getenv("PG_BENCH_ONLY_API") && *getenv("PG_BENCH_ONLY_API")) {
 		rc = ld.errors || ld.leases < ld.n ? 1 : 0;
 		goto out;
