@@ -24,6 +24,11 @@
  *            PG_BENCH_LOG_EVERY-th (default 5) sends a log chunk instead,
  *            and the PG_BENCH_RESULT_EVERY-th (default 20) sends the job's
  *            result, after which the agent leases the next job (0: never).
+ *            All agents lease at the start, so their jobs end and their
+ *            logs begin together, every RESULT_EVERY requests: a burst of
+ *            1,000 new log files at once.  PG_BENCH_STAGGER=1 makes agent
+ *            i's first job i mod RESULT_EVERY requests shorter, so that
+ *            jobs turn over spread in time, as a lab's do.
  *            api-kind lines give p50 and p99 per kind of request (lease,
  *            heartbeat, log, result), from when each went out: an agent
  *            waiting for a slow lease sends its next heartbeat late, and
@@ -130,6 +135,7 @@ struct agent {
 	int64_t attempt;
 	int progress;
 	unsigned int beats;		/* requests about the job since its lease */
+	bool leased_once;		/* for PG_BENCH_STAGGER */
 	int64_t log_off;		/* bytes of the job's log sent */
 	bool busy;			/* a request is out */
 	bool due;			/* open loop: a send came due while busy */
@@ -162,6 +168,7 @@ struct load {
 	uint64_t step;			/* open loop: sends scheduled so far */
 	struct lat lat, lease_lat, hb_lat, kind_lat[K_N];
 	uint64_t leases, heartbeats, reads, raws, errors;
+	long stagger;			/* PG_BENCH_STAGGER */
 	long log_every, result_every;	/* open loop: 0 never */
 	FILE *acked;			/* results answered 200: "JOB ATTEMPT" */
 	uint64_t results_acked;
@@ -553,6 +560,13 @@ static int agent_done(struct load *ld, struct agent *a, int status, const char *
 		}
 		a->phase = PH_HEARTBEAT;
 		a->beats = 0;
+		/* Staggered: the first job of agent i is i mod RESULT_EVERY
+		 * requests shorter, so that jobs end and logs begin spread
+		 * over time instead of all agents' at once. */
+		if (ld->stagger && !a->leased_once && ld->result_every > 0)
+			a->beats = (unsigned int)((size_t)(a - ld->agents) %
+						  (size_t)ld->result_every);
+		a->leased_once = true;
 		a->log_off = 0;
 		break;
 	case PH_HEARTBEAT:
@@ -1071,7 +1085,8 @@ int main(void)
 	    env_int("PG_BENCH_THREADS", DEFAULT_THREADS, 1, 64, &threads) < 0 ||
 	    env_int("PG_BENCH_LOG_EVERY", 5, 0, 1000000, &ld.log_every) < 0 ||
 	    env_int("PG_BENCH_RESULT_EVERY", 20, 0, 1000000, &ld.result_every) < 0 ||
-	    env_int("PG_BENCH_KILL_AFTER_S", 0, 0, 3600, &kill_after_s) < 0)
+	    env_int("PG_BENCH_KILL_AFTER_S", 0, 0, 3600, &kill_after_s) < 0 ||
+	    env_int("PG_BENCH_STAGGER", 0, 0, 1, &ld.stagger) < 0)
 		return 2;
 	ld.kill_after_us = kill_after_s * 1000000;
 	if (find_paths(ctl, profiles, sizeof(ctl)) < 0) {

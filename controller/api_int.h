@@ -225,10 +225,12 @@ struct api_worker {
 	} seen[API_SEEN_SLOTS];
 };
 
-/* The log appender (api_logs.c). */
-struct api_logs {
-	struct api_server *srv;
-	struct store *st;		/* the appender's: ownership checks */
+/* The log appender (api_logs.c): lanes, each a thread with its queue. */
+#define API_LOG_LANES 4
+struct api_log_lane {
+	struct api_worker *worker;	/* where appended chunks go */
+	const char *data_dir;
+	struct store *st;		/* the lane's: ownership checks */
 	pthread_t thread;
 	bool inited;			/* lock and cond made */
 	bool started;			/* thread running */
@@ -236,6 +238,10 @@ struct api_logs {
 	pthread_cond_t cond;
 	struct api_req *head, *tail;	/* queued chunks, in arrival order */
 	bool quit;			/* finish the queue, then exit */
+};
+
+struct api_logs {
+	struct api_log_lane lane[API_LOG_LANES];
 };
 
 struct api_server {
@@ -340,7 +346,7 @@ void api_worker_answered(struct api_worker *w, struct api_req *r);
 
 /* ---- log chunks (api_logs.c) ----------------------------------------- */
 
-/* Open the appender's store connection and start its thread. */
+/* Open each lane's store connection and start its thread. */
 int api_logs_start(struct api_logs *l, struct api_server *srv, struct pg_err *err);
 
 /* Hand a log chunk (its query parsed into r->op, its body in r->body) to
@@ -351,8 +357,9 @@ int api_logs_start(struct api_logs *l, struct api_server *srv, struct pg_err *er
  * (api_worker_take()) or answers the error itself. */
 bool api_logs_push(struct api_logs *l, struct api_req *r);
 
-/* Finish the queue (handing it to the writer, which must still run),
- * join the thread, close its store.  Safe on one that never started. */
+/* Finish the queues (handing them to the writer, which must still run),
+ * join the threads, close their stores.  Safe on lanes that never
+ * started (zeroed). */
 void api_logs_stop(struct api_logs *l);
 
 /* The writer's part of a chunk the appender wrote: record the size it

@@ -13,16 +13,20 @@
  * chunks (bench_api).  Here the file work runs beside the writer; the
  * writer's part is one INSERT.
  *
- * Order.  One appender thread, first come first served: the chunks of
- * one log reach the file in the order they came, and the writer (also
- * first come first served) records their sizes in that order, so the row
- * never runs ahead of the file.  A chunk whose batch is lost (a full disk
+ * Lanes.  Creating a log (two directories and a file) waits for ext4's
+ * journal for a millisecond or so; when a thousand agents start jobs
+ * together, one thread fell behind by up to 470 ms (bench_api).  So there
+ * are API_LOG_LANES appender threads, each with its own queue and store
+ * connection, and a log always goes to the same lane (a hash of job,
+ * attempt and stage): the chunks of one log reach the file in the order
+ * they came, and the writer (first come first served) records their
+ * sizes in that order, so the row never runs ahead of the file.  A chunk whose batch is lost (a full disk
  * at COMMIT) is in the file but its size is not in the row: the agent
  * retries it with the same ?offset=, the appender finds the bytes there
  * and the row takes the file's size, as before.
  *
  * Ownership.  Only the attempt's own agent may write to its log: the
- * appender checks it on a connection of its own before it touches the
+ * lane checks it on its own connection before it touches the
  * file, and the writer again inside its transaction.  An attempt's agent
  * never changes (a new lease is a new attempt, with a log path of its
  * own), so the first check cannot go stale.
@@ -31,6 +35,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -70,7 +75,7 @@ static int api_log_rel(const struct api_req *r, struct pg_buf *rel, struct pg_er
  * from N on: a retried chunk the log already holds is not appended twice,
  * a gap is refused (409).
  */
-static int api_log_append(struct api_logs *l, struct api_req *r, int64_t *size,
+static int api_log_append(struct api_log_lane *l, struct api_req *r, int64_t *size,
 			  struct pg_err *err)
 {
 	const struct api_op *op = &r->op;
@@ -84,17 +89,22 @@ static int api_log_append(struct api_logs *l, struct api_req *r, int64_t *size,
 		goto out;
 	if (api_log_rel(r, &rel, err) < 0)
 		goto out;
-	if (pg_buf_printf(&path, "%s/%s", l->srv->cfg->data_dir, pg_buf_str(&rel)) < 0) {
+	if (pg_buf_printf(&path, "%s/%s", l->data_dir, pg_buf_str(&rel)) < 0) {
 		pg_buf_err(&path, err, "log path");
 		goto out;
 	}
-	if (pg_mkdir_parent(pg_buf_str(&path), 0750, err) < 0)
-		goto out;
-	/* Created here or not: a failed first append removes what it made. */
-	fd = open(pg_buf_str(&path), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0640);
-	created = fd >= 0;
-	if (fd < 0 && errno == EEXIST)
-		fd = open(pg_buf_str(&path), O_WRONLY | O_APPEND | O_CLOEXEC);
+	/* Most chunks go to a log that exists: open it first, and make the
+	 * directories only for a new one.  Created here or not: a failed
+	 * first append removes what it made. */
+	fd = open(pg_buf_str(&path), O_WRONLY | O_APPEND | O_CLOEXEC);
+	created = false;
+	if (fd < 0 && errno == ENOENT) {
+		if (pg_mkdir_parent(pg_buf_str(&path), 0750, err) < 0)
+			goto out;
+		fd = open(pg_buf_str(&path), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+			  0640);
+		created = fd >= 0;
+	}
 	if (fd < 0 || fstat(fd, &sb) < 0) {
 		pg_err_errno(err, "open %s", pg_buf_str(&path));
 		goto out;
@@ -135,7 +145,7 @@ out:
 
 static void *api_logs_main(void *arg)
 {
-	struct api_logs *l = arg;
+	struct api_log_lane *l = arg;
 
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
@@ -160,7 +170,7 @@ static void *api_logs_main(void *arg)
 		} else {
 			r->op.log_bytes = size;
 			pg_buf_release(&r->body);
-			api_worker_take(&l->srv->worker, r);
+			api_worker_take(l->worker, r);
 		}
 		pthread_mutex_lock(&l->lock);
 	}
@@ -168,50 +178,7 @@ static void *api_logs_main(void *arg)
 	return NULL;
 }
 
-int api_logs_start(struct api_logs *l, struct api_server *srv, struct pg_err *err)
-{
-	memset(l, 0, sizeof(*l));
-	l->srv = srv;
-	if (pthread_mutex_init(&l->lock, NULL) != 0)
-		return pg_err_set(err, PG_EIO, "api: cannot make a mutex");
-	if (pthread_cond_init(&l->cond, NULL) != 0) {
-		pthread_mutex_destroy(&l->lock);
-		return pg_err_set(err, PG_EIO, "api: cannot make a condition variable");
-	}
-	l->inited = true;
-	if (store_open(&l->st, srv->cfg->db, err) < 0) {
-		pg_err_prefix(err, "api: log appender");
-		return -1;
-	}
-	if (pthread_create(&l->thread, NULL, api_logs_main, l) != 0)
-		return pg_err_set(err, PG_EIO, "api: cannot start the log appender thread");
-	l->started = true;
-	return 0;
-}
-
-bool api_logs_push(struct api_logs *l, struct api_req *r)
-{
-	pthread_mutex_lock(&l->lock);
-	if (!l->started || l->quit) {
-		pthread_mutex_unlock(&l->lock);
-		api_reply_error(r, 503, "the controller is shutting down");
-		return false;
-	}
-	/* Suspended before the appender can see it, as api_worker_push(). */
-	MHD_suspend_connection(r->conn);
-	r->state = API_REQ_QUEUED;
-	r->next = NULL;
-	if (l->tail)
-		l->tail->next = r;
-	else
-		l->head = r;
-	l->tail = r;
-	pthread_cond_signal(&l->cond);
-	pthread_mutex_unlock(&l->lock);
-	return true;
-}
-
-void api_logs_stop(struct api_logs *l)
+static void api_lane_stop(struct api_log_lane *l)
 {
 	if (!l->inited)
 		return;
@@ -228,6 +195,80 @@ void api_logs_stop(struct api_logs *l)
 	pthread_cond_destroy(&l->cond);
 	pthread_mutex_destroy(&l->lock);
 	l->inited = false;
+}
+
+static int api_lane_start(struct api_log_lane *l, struct api_server *srv, struct pg_err *err)
+{
+	memset(l, 0, sizeof(*l));
+	l->worker = &srv->worker;
+	l->data_dir = srv->cfg->data_dir;
+	if (pthread_mutex_init(&l->lock, NULL) != 0)
+		return pg_err_set(err, PG_EIO, "api: cannot make a mutex");
+	if (pthread_cond_init(&l->cond, NULL) != 0) {
+		pthread_mutex_destroy(&l->lock);
+		return pg_err_set(err, PG_EIO, "api: cannot make a condition variable");
+	}
+	l->inited = true;
+	if (store_open(&l->st, srv->cfg->db, err) < 0) {
+		pg_err_prefix(err, "api: log appender");
+		return -1;
+	}
+	if (pthread_create(&l->thread, NULL, api_logs_main, l) != 0)
+		return pg_err_set(err, PG_EIO, "api: cannot start a log appender thread");
+	l->started = true;
+	return 0;
+}
+
+int api_logs_start(struct api_logs *logs, struct api_server *srv, struct pg_err *err)
+{
+	for (size_t i = 0; i < API_LOG_LANES; i++)
+		if (api_lane_start(&logs->lane[i], srv, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* FNV-1a over what names the log. */
+static size_t api_log_lane_of(const struct api_req *r)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int64_t ids[2] = { r->route.id, r->op.attempt };
+	const unsigned char *p = (const unsigned char *)ids;
+
+	for (size_t i = 0; i < sizeof(ids); i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	for (p = (const unsigned char *)r->op.log_stage; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	return (size_t)(h % API_LOG_LANES);
+}
+
+bool api_logs_push(struct api_logs *logs, struct api_req *r)
+{
+	struct api_log_lane *l = &logs->lane[api_log_lane_of(r)];
+
+	pthread_mutex_lock(&l->lock);
+	if (!l->started || l->quit) {
+		pthread_mutex_unlock(&l->lock);
+		api_reply_error(r, 503, "the controller is shutting down");
+		return false;
+	}
+	/* Suspended before the lane can see it, as api_worker_push(). */
+	MHD_suspend_connection(r->conn);
+	r->state = API_REQ_QUEUED;
+	r->next = NULL;
+	if (l->tail)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
+	pthread_cond_signal(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	return true;
+}
+
+void api_logs_stop(struct api_logs *logs)
+{
+	for (size_t i = 0; i < API_LOG_LANES; i++)
+		api_lane_stop(&logs->lane[i]);
 }
 
 /* The writer's part: the chunk is in the file (r->op.log_bytes); record the

@@ -10,27 +10,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * From the deepest directory up, not from the root down: when the parent
+ * exists (nearly always), one mkdir() does it.  Each mkdir() locks its
+ * parent directory, so walking from the root made every caller in every
+ * thread take the lock of "/" and of each directory on the way (the
+ * API's log appenders did, for every chunk).
+ */
 int pg_mkdir_p(const char *path, mode_t mode, struct pg_err *err)
 {
-	char tmp[PATH_MAX];
 	struct stat st;
 	size_t len = strlen(path);
 
-	if (len == 0 || len >= sizeof(tmp))
+	if (len == 0 || len >= PATH_MAX)
 		return pg_err_set(err, PG_EINVAL, "mkdir '%s': bad path length", path);
-	memcpy(tmp, path, len + 1);
-	for (char *p = tmp + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char saved = *p;
-
-		*p = '\0';
-		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-			return pg_err_errno(err, "mkdir '%s'", tmp);
-		*p = saved;
-		if (!saved)
-			break;
+	if (mkdir(path, mode) == 0)
+		return 0;
+	if (errno == ENOENT) {
+		if (pg_mkdir_parent(path, mode, err) < 0)
+			return -1;
+		if (mkdir(path, mode) == 0)
+			return 0;
 	}
+	if (errno != EEXIST)
+		return pg_err_errno(err, "mkdir '%s'", path);
 	if (stat(path, &st) < 0)
 		return pg_err_errno(err, "mkdir '%s'", path);
 	if (!S_ISDIR(st.st_mode))

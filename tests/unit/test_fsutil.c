@@ -38,6 +38,17 @@ static void test_mkdir_p(void **state)
 	snprintf(path, sizeof(path), "%s/a/file/x", dir);
 	assert_int_equal(pg_mkdir_p(path, 0755, &err), -1);
 	assert_non_null(strstr(err.msg, "a/file"));
+	assert_int_equal(pg_mkdir_p(file, 0755, &err), -1);
+	assert_non_null(strstr(err.msg, "exists and is not a directory"));
+	/* A trailing slash, three levels missing. */
+	snprintf(path, sizeof(path), "%s/t/u/v/", dir);
+	assert_int_equal(pg_mkdir_p(path, 0755, &err), 0);
+	snprintf(path, sizeof(path), "%s/t/u/v", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/t/u", dir); rmdir(path);
+	snprintf(path, sizeof(path), "%s/t", dir); rmdir(path);
 	/* Parent of a file. */
 	snprintf(path, sizeof(path), "%s/p/q/store.db", dir);
 	assert_int_equal(pg_mkdir_parent(path, 0755, &err), 0);
