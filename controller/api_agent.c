@@ -396,6 +396,51 @@ int api_own_attempt(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 	return 0;
 }
 
+int api_log_rel(const struct api_req *r, struct pg_buf *rel, struct pg_err *err)
+{
+	if (pg_buf_printf(rel, "logs/%lld/%lld/%s.log", (long long)r->route.id,
+			  (long long)r->op.attempt, r->op.log_stage) < 0)
+		return pg_buf_err(rel, err, "log path");
+	return 0;
+}
+
+/* A log chunk the appender wrote (api_logs.c): record the size the file
+ * held after it (op.log_bytes).  The row never shrinks: a retried chunk
+ * records the file's size, which is at least any size recorded before. */
+static int api_run_logs(struct api_worker *w, struct api_req *r, int64_t now)
+{
+	struct pg_err err = PG_ERR_INIT;
+	struct pg_buf rel = PG_BUF_INIT(256);
+	int rc = -1;
+	cJSON *o;
+
+	if (api_own_attempt(w->st, r->agent_id, r->route.id, r->op.attempt, &err) < 0 ||
+	    api_log_rel(r, &rel, &err) < 0)
+		goto fail;
+	if (store_run(w->st, "record log",
+		      "INSERT INTO logs (job_id, attempt, stage, path, bytes, updated_at)"
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (job_id, attempt, stage)"
+		      " DO UPDATE SET bytes = max(bytes, excluded.bytes),"
+		      " updated_at = excluded.updated_at",
+		      STORE_ARGS(STORE_INT(r->route.id), STORE_INT(r->op.attempt),
+				 STORE_TEXT(r->op.log_stage), STORE_TEXT(pg_buf_str(&rel)),
+				 STORE_INT(r->op.log_bytes), STORE_INT(now)), &err) < 0)
+		goto fail;
+	o = cJSON_CreateObject();
+	if (o && !cJSON_AddNumberToObject(o, "bytes", (double)r->op.log_bytes)) {
+		cJSON_Delete(o);
+		o = NULL;
+	}
+	api_reply_json(r, 200, o);
+	rc = 0;
+	goto out;
+fail:
+	api_reply_err(r, &err);
+out:
+	pg_buf_release(&rel);
+	return rc;
+}
+
 static int api_run_result(struct api_worker *w, struct api_req *r, int64_t now)
 {
 	static const char *const names[] = {
@@ -450,7 +495,7 @@ int api_agent_run(struct api_worker *w, struct api_req *r, int64_t now)
 	case API_EP_JOB_HEARTBEAT:
 		return api_run_heartbeat(w, r, now);
 	case API_EP_JOB_LOGS:
-		return api_logs_record(w, r, now);
+		return api_run_logs(w, r, now);
 	case API_EP_JOB_RESULT:
 		return api_run_result(w, r, now);
 	default:

@@ -19,7 +19,9 @@
  *                  a write endpoint parses and validates its body into
  *                  r->op on this thread (api_agent.c, api_admin.c: 400 on
  *                  any problem), then suspends the connection and queues
- *                  r for the writer thread (api_worker.c), which runs it on
+ *                  r for the writer thread (api_worker.c; a log chunk
+ *                  first for an appender thread, api_logs.c, which
+ *                  writes it to its file and queues it on), which runs it on
  *                  the one writing connection inside a batch transaction
  *                  (agent endpoints) or one of its own (admin endpoints),
  *                  sets the answer, and after the COMMIT resumes the
@@ -28,13 +30,15 @@
  *   completed   -> counted for /metrics, logged at debug level, freed.
  *
  * While r is queued or parked (a lease waiting for a job) only the
- * writer touches it; the HTTP side looks at it again after the resume.
+ * appender or the writer that holds it touches it; the HTTP side looks
+ * at it again after the resume.
  *
  * The files call one way only, down this chain:
  *
- *   api_server.c (HTTP) -> api_worker.c (the writer)
- *     -> api_agent.c, api_admin.c, api_read.c (the endpoints)
- *       -> api_body.c (request bodies), api_reply.c (answers, clocks)
+ *   api_server.c (HTTP) -> api_logs.c (the log appenders)
+ *     -> api_worker.c (the writer)
+ *       -> api_agent.c, api_admin.c, api_read.c (the endpoints)
+ *         -> api_body.c (request bodies), api_reply.c (answers, clocks)
  *
  * (api_server.c also calls the endpoints' parsers and api_read_run()
  * itself: a read runs on the HTTP thread.)
@@ -362,17 +366,17 @@ bool api_logs_push(struct api_logs *l, struct api_req *r);
  * started (zeroed). */
 void api_logs_stop(struct api_logs *l);
 
-/* The writer's part of a chunk the appender wrote: record the size it
- * left (r->op.log_bytes) in `logs`, inside the writer's open transaction.
- * 0, or -1 when r was answered with an error (roll back). */
-int api_logs_record(struct api_worker *w, struct api_req *r, int64_t now);
-
 /* ---- agent endpoints (api_agent.c) ------------------------------------ */
 
 /* The attempt must exist and be agent_id's: 0, or -1 with err set
- * (PG_ENOTFOUND for an unknown job, PG_ECONFLICT otherwise). */
+ * (PG_ENOTFOUND for an unknown job, PG_ECONFLICT otherwise).  On any of
+ * the caller's store connections (the appenders check on theirs). */
 int api_own_attempt(struct store *st, int64_t agent_id, int64_t job_id, int64_t attempt,
 		    struct pg_err *err);
+
+/* A log chunk's path under data_dir, "logs/JOB/ATTEMPT/STAGE.log", into
+ * rel. */
+int api_log_rel(const struct api_req *r, struct pg_buf *rel, struct pg_err *err);
 
 /* Parse and validate a body into op (op is zeroed first; release it with
  * api_op_release() in any case).  Empty bodies read as {}.  Errors are

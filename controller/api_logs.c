@@ -1,33 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Log chunks (POST /api/v1/jobs/ID/logs): the appender thread writes the
- * chunk to its file, the writer records the size in `logs` (api.h).
+ * Log chunks (POST /api/v1/jobs/ID/logs): the appender threads write each
+ * chunk to its file, then the writer records the size in `logs`
+ * (api_agent.c, inside its batch).
  *
- * Why a thread of their own.  Appending a chunk creates directories and
- * files and writes to them: on ext4 each can wait for the journal, that
- * is for whatever another process's fsync or the syncer's is flushing.
- * Done by the writer inside its batch, that wait held every request of
- * the batch and of the batches queued behind it: at 5,000 requests/s,
- * heartbeats, which touch no file, had a p99 of up to 170 ms and log
- * chunks up to 245 ms, against 9.5 to 18 ms for the same load without log
- * chunks (bench_api).  Here the file work runs beside the writer; the
- * writer's part is one INSERT.
+ * Why threads of their own.  Appending a chunk creates directories and
+ * files and writes to them, which can wait (for ext4's journal, for a
+ * core).  Done by the writer inside its batch, that wait held every
+ * request of the batch and of the batches queued behind it: at 5,000
+ * requests/s heartbeats, which touch no file, had a p99 of up to 170 ms,
+ * against 9.5 to 18 ms for the same load without log chunks (bench_api).
+ * Here the file work runs beside the writer; the writer's part is one
+ * INSERT.
  *
- * Lanes.  Creating a log (two directories and a file) waits for ext4's
- * journal for a millisecond or so; when a thousand agents start jobs
- * together, one thread fell behind by up to 470 ms (bench_api).  So there
- * are API_LOG_LANES appender threads, each with its own queue and store
- * connection, and a log always goes to the same lane (a hash of job,
- * attempt and stage): the chunks of one log reach the file in the order
- * they came, and the writer (first come first served) records their
- * sizes in that order, so the row never runs ahead of the file.  A chunk whose batch is lost (a full disk
- * at COMMIT) is in the file but its size is not in the row: the agent
- * retries it with the same ?offset=, the appender finds the bytes there
- * and the row takes the file's size, as before.
+ * Lanes.  When a thousand agents start jobs together, a thousand new logs
+ * (two directories and a file each) come within a few hundred ms, and one
+ * thread fell behind by up to 470 ms.  So there are API_LOG_LANES
+ * appender threads, each with its own queue and store connection, and a
+ * log always goes to the same lane (a hash of job, attempt and stage):
+ * the chunks of one log reach the file in the order they came, and the
+ * writer (first come first served) records their sizes in that order, so
+ * the row never runs ahead of the file.  A chunk whose batch is lost (a
+ * full disk at COMMIT) is in the file but its size is not in the row: the
+ * agent retries it with the same ?offset=, the lane finds the bytes there
+ * and the row takes the file's size, as before.  A stuck file holds up
+ * only its lane.
  *
- * Ownership.  Only the attempt's own agent may write to its log: the
- * lane checks it on its own connection before it touches the
- * file, and the writer again inside its transaction.  An attempt's agent
+ * Ownership.  Only the attempt's own agent may write to its log: the lane
+ * checks it on its own connection before it touches the file, and the
+ * writer again inside its transaction.  An attempt's agent
  * never changes (a new lease is a new attempt, with a log path of its
  * own), so the first check cannot go stale.
  */
@@ -58,14 +59,6 @@ static int api_write_all(int fd, const char *p, size_t n)
 		p += k;
 		n -= (size_t)k;
 	}
-	return 0;
-}
-
-static int api_log_rel(const struct api_req *r, struct pg_buf *rel, struct pg_err *err)
-{
-	if (pg_buf_printf(rel, "logs/%lld/%lld/%s.log", (long long)r->route.id,
-			  (long long)r->op.attempt, r->op.log_stage) < 0)
-		return pg_buf_err(rel, err, "log path");
 	return 0;
 }
 
@@ -269,40 +262,4 @@ void api_logs_stop(struct api_logs *logs)
 {
 	for (size_t i = 0; i < API_LOG_LANES; i++)
 		api_lane_stop(&logs->lane[i]);
-}
-
-/* The writer's part: the chunk is in the file (r->op.log_bytes); record the
- * size, in the writer's open transaction. */
-int api_logs_record(struct api_worker *w, struct api_req *r, int64_t now)
-{
-	struct pg_err err = PG_ERR_INIT;
-	struct pg_buf rel = PG_BUF_INIT(256);
-	int rc = -1;
-	cJSON *o;
-
-	if (api_own_attempt(w->st, r->agent_id, r->route.id, r->op.attempt, &err) < 0 ||
-	    api_log_rel(r, &rel, &err) < 0)
-		goto fail;
-	if (store_run(w->st, "record log",
-		      "INSERT INTO logs (job_id, attempt, stage, path, bytes, updated_at)"
-		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (job_id, attempt, stage)"
-		      " DO UPDATE SET bytes = max(bytes, excluded.bytes),"
-		      " updated_at = excluded.updated_at",
-		      STORE_ARGS(STORE_INT(r->route.id), STORE_INT(r->op.attempt),
-				 STORE_TEXT(r->op.log_stage), STORE_TEXT(pg_buf_str(&rel)),
-				 STORE_INT(r->op.log_bytes), STORE_INT(now)), &err) < 0)
-		goto fail;
-	o = cJSON_CreateObject();
-	if (o && !cJSON_AddNumberToObject(o, "bytes", (double)r->op.log_bytes)) {
-		cJSON_Delete(o);
-		o = NULL;
-	}
-	api_reply_json(r, 200, o);
-	rc = 0;
-	goto out;
-fail:
-	api_reply_err(r, &err);
-out:
-	pg_buf_release(&rel);
-	return rc;
 }
