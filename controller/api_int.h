@@ -336,6 +336,13 @@ void api_worker_drain(struct api_worker *w);
  * close its store.  Safe on a worker that never started. */
 void api_worker_stop(struct api_worker *w);
 
+/* With the queue's lock held: suspend r's connection when suspend (before
+ * the queue's thread can see r, so that the resume follows), mark r
+ * API_REQ_QUEUED and append it to head/tail.  The writer's queue and the
+ * log appenders' (api_logs.c). */
+void api_req_enqueue(struct api_req **head, struct api_req **tail, struct api_req *r,
+		     bool suspend);
+
 /* api_worker_push() for a request whose connection is suspended already
  * (the log appender's, api_logs.c); when the writer has stopped, answers
  * 503 and resumes it. */

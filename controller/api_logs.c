@@ -244,15 +244,7 @@ bool api_logs_push(struct api_logs *logs, struct api_req *r)
 		api_reply_error(r, 503, "the controller is shutting down");
 		return false;
 	}
-	/* Suspended before the lane can see it, as api_worker_push(). */
-	MHD_suspend_connection(r->conn);
-	r->state = API_REQ_QUEUED;
-	r->next = NULL;
-	if (l->tail)
-		l->tail->next = r;
-	else
-		l->head = r;
-	l->tail = r;
+	api_req_enqueue(&l->head, &l->tail, r, true);
 	pthread_cond_signal(&l->cond);
 	pthread_mutex_unlock(&l->lock);
 	return true;

@@ -700,8 +700,24 @@ int api_worker_start(struct api_worker *w, struct api_server *srv, struct pg_err
 	return 0;
 }
 
-/* Queue r, whose connection is suspended; false when the writer has
- * stopped (r answered 503, not resumed). */
+void api_req_enqueue(struct api_req **head, struct api_req **tail, struct api_req *r,
+		     bool suspend)
+{
+	/* Suspended before the queue's thread can see it, so that its
+	 * resume always follows the suspension. */
+	if (suspend)
+		MHD_suspend_connection(r->conn);
+	r->state = API_REQ_QUEUED;
+	r->next = NULL;
+	if (*tail)
+		(*tail)->next = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+/* Queue r (suspending its connection when suspend); false when the writer
+ * has stopped (r answered 503, not resumed). */
 static bool api_worker_queue(struct api_worker *w, struct api_req *r, bool suspend)
 {
 	pthread_mutex_lock(&w->lock);
@@ -710,17 +726,7 @@ static bool api_worker_queue(struct api_worker *w, struct api_req *r, bool suspe
 		api_reply_error(r, 503, "the controller is shutting down");
 		return false;
 	}
-	/* Suspended before the writer can see it, so that its resume always
-	 * follows the suspension. */
-	if (suspend)
-		MHD_suspend_connection(r->conn);
-	r->state = API_REQ_QUEUED;
-	r->next = NULL;
-	if (w->tail)
-		w->tail->next = r;
-	else
-		w->head = r;
-	w->tail = r;
+	api_req_enqueue(&w->head, &w->tail, r, suspend);
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return true;
