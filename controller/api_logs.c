@@ -27,10 +27,10 @@
  * only its lane.
  *
  * Ownership.  Only the attempt's own agent may write to its log: the lane
- * checks it on its own connection before it touches the file, and the
- * writer again inside its transaction.  An attempt's agent
- * never changes (a new lease is a new attempt, with a log path of its
- * own), so the first check cannot go stale.
+ * checks it on its own connection before it touches the file.  An
+ * attempt's agent never changes (a new lease is a new attempt, with a log
+ * path of its own), so the check cannot go stale and the writer need not
+ * repeat it.
  */
 #include "api_int.h"
 
