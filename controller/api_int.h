@@ -73,7 +73,8 @@
 #define API_SEEN_INTERVAL_S 10		/* agents.last_seen is written this often */
 #define API_SEEN_SLOTS 4096
 #define API_POOL_WAIT_MS 5000		/* for a read connection, then 503 */
-#define API_READ_MMAP "1073741824"	/* bytes of the store a read connection maps */
+#define API_READ_MMAP "1073741824"	/* bytes of the store a read endpoint's
+					 * connection maps */
 #define API_LOG_MAX_BYTES (256LL << 20)	/* one stage's log */
 #define API_LIST_LIMIT_DEFAULT 100
 #define API_LIST_LIMIT_MAX 1000
@@ -262,8 +263,9 @@ struct api_server {
 	struct api_admin admin;
 	atomic_int stopping;		/* new requests get 503 */
 	atomic_int serving;		/* started: libmicrohttpd's notes to debug */
-	bool pool_ok, worker_ok, metrics_ok, lock_ok;
-	struct api_pool pool;
+	bool pool_ok, auth_pool_ok, worker_ok, metrics_ok, lock_ok;
+	struct api_pool pool;		/* read endpoints: mapped */
+	struct api_pool auth_pool;	/* agents' tokens: not mapped */
 	struct api_worker worker;
 	struct api_logs logs;
 	struct api_metrics metrics;

@@ -50,9 +50,22 @@ static void api_pool_close(struct api_pool *p)
 	pthread_mutex_destroy(&p->lock);
 }
 
-/* n read-only connections to db: query_only makes a read endpoint that
- * tried to write fail instead of bypassing the writer. */
-static int api_pool_open(struct api_pool *p, const char *db, size_t n, struct pg_err *err)
+/*
+ * n read-only connections to db: query_only makes a read endpoint that
+ * tried to write fail instead of bypassing the writer.
+ *
+ * mapped: the dashboard's reads walk pages all over a big store (a trend's
+ * points, a job's samples): mapped, they are read where they lie instead
+ * of copied into each connection's small cache.  But in WAL mode SQLite
+ * drops a connection's whole mapping whenever the store changed since its
+ * last read, and under agents' load it changes hundreds of times a second:
+ * the token check on every agent request then paid an munmap and an mmap
+ * of the whole store (a TLB shootdown on every core) and page faults
+ * (about 2,000 of each a second at 5,000 requests/s, bench_api).  So the
+ * token checks have connections of their own, not mapped.
+ */
+static int api_pool_open(struct api_pool *p, const char *db, size_t n, bool mapped,
+			 struct pg_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	if (pthread_mutex_init(&p->lock, NULL) != 0)
@@ -70,14 +83,10 @@ static int api_pool_open(struct api_pool *p, const char *db, size_t n, struct pg
 	for (; p->n < n; p->n++) {
 		if (store_open(&p->all[p->n], db, err) < 0)
 			goto fail;
-		/* The dashboard's reads walk pages all over a big store (a
-		 * trend's points, a job's samples): mapped, they are read
-		 * where they lie instead of copied into each connection's
-		 * small cache. */
 		if (store_exec(p->all[p->n], "PRAGMA query_only = 1", "read-only connection",
 			       err) < 0 ||
-		    store_exec(p->all[p->n], "PRAGMA mmap_size = " API_READ_MMAP, "map the store",
-			       err) < 0) {
+		    (mapped && store_exec(p->all[p->n], "PRAGMA mmap_size = " API_READ_MMAP,
+					  "map the store", err) < 0)) {
 			p->n++;
 			goto fail;
 		}
@@ -190,13 +199,13 @@ static void api_auth_agent(struct api_req *r)
 		api_reply_err(r, &err);
 		return;
 	}
-	st = api_pool_get(&srv->pool);
+	st = api_pool_get(&srv->auth_pool);
 	if (!st) {
 		api_reply_error(r, 503, "the store is busy: try again");
 		return;
 	}
 	rc = sched_agent_by_token(st, hash, &agent, &err);
-	api_pool_put(&srv->pool, st);
+	api_pool_put(&srv->auth_pool, st);
 	if (rc < 0) {
 		pg_err_prefix(&err, "check token");
 		api_reply_err(r, &err);
@@ -642,6 +651,8 @@ static void api_server_free(struct api_server *srv)
 	api_worker_stop(&srv->worker);
 	if (srv->pool_ok)
 		api_pool_close(&srv->pool);
+	if (srv->auth_pool_ok)
+		api_pool_close(&srv->auth_pool);
 	if (srv->metrics_ok)
 		api_metrics_destroy(&srv->metrics);
 	if (srv->lock_ok) {
@@ -701,9 +712,13 @@ int api_server_start(struct api_server **out, const struct ctl_config *cfg,
 	}
 	api_raise_nofile();
 	api_tune_malloc();
-	if (api_pool_open(&srv->pool, cfg->db, (size_t)srv->conf->threads + 1, err) < 0)
+	if (api_pool_open(&srv->pool, cfg->db, (size_t)srv->conf->threads + 1, true, err) < 0)
 		goto out;
 	srv->pool_ok = true;
+	if (api_pool_open(&srv->auth_pool, cfg->db, (size_t)srv->conf->threads + 1, false,
+			  err) < 0)
+		goto out;
+	srv->auth_pool_ok = true;
 
 	/* The threads below inherit this mask: signals go to the main
 	 * thread, whose loop acts on them. */
