@@ -10,19 +10,27 @@
 #include "stats.h"
 #include "verdict.h"
 
-/* The pairs of the agent's latest baseline jobs, one key after another,
- * each pair's base row right before its patched row. */
+/*
+ * The pairs of the agent's latest baseline jobs, one key after another,
+ * each pair's base row right before its patched row.  The CROSS JOINs fix
+ * the order: the agent's attempts newest job first (attempts_agent_job,
+ * schema step 11), so that finding the latest HOSTNOISE_JOBS costs the
+ * agent's recent jobs, not every job the store holds; then only those
+ * jobs' samples.
+ */
 static const char hostnoise_sql[] =
-	"SELECT j.build_mode, s.benchmark, s.metric, j.context, j.id, s.attempt, s.repetition,"
+	"WITH b(job_id) AS (SELECT a2.job_id FROM agents ag2"
+	"  CROSS JOIN attempts a2 ON a2.agent_id = ag2.id"
+	"  CROSS JOIN jobs j2 ON j2.id = a2.job_id CROSS JOIN runs r2 ON r2.id = j2.run_id"
+	"  WHERE ag2.name = ?1 AND r2.reason = 'baseline' AND j2.state = 'done'"
+	"  GROUP BY a2.job_id ORDER BY a2.job_id DESC LIMIT ?2)"
+	" SELECT j.build_mode, s.benchmark, s.metric, j.context, j.id, s.attempt, s.repetition,"
 	" s.side, s.value, res.received_at, r.base_commit"
-	" FROM samples s JOIN jobs j ON j.id = s.job_id JOIN runs r ON r.id = j.run_id"
-	" JOIN results res ON res.job_id = s.job_id AND res.attempt = s.attempt"
-	" JOIN attempts a ON a.job_id = s.job_id AND a.attempt = s.attempt"
-	" JOIN agents ag ON ag.id = a.agent_id"
-	" WHERE ag.name = ?1 AND r.reason = 'baseline' AND j.id IN (SELECT DISTINCT j2.id FROM jobs j2"
-	"  JOIN runs r2 ON r2.id = j2.run_id JOIN attempts a2 ON a2.job_id = j2.id"
-	"  JOIN agents ag2 ON ag2.id = a2.agent_id WHERE r2.reason = 'baseline'"
-	"  AND ag2.name = ?1 AND j2.state = 'done' ORDER BY j2.id DESC LIMIT ?2)"
+	" FROM b CROSS JOIN jobs j ON j.id = b.job_id CROSS JOIN runs r ON r.id = j.run_id"
+	" CROSS JOIN attempts a ON a.job_id = j.id CROSS JOIN agents ag ON ag.id = a.agent_id"
+	" JOIN samples s ON s.job_id = a.job_id AND s.attempt = a.attempt"
+	" JOIN results res ON res.job_id = a.job_id AND res.attempt = a.attempt"
+	" WHERE ag.name = ?1"
 	" ORDER BY j.build_mode, s.benchmark, s.metric, j.id, s.attempt, s.repetition, s.side";
 
 struct acc {

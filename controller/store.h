@@ -43,7 +43,7 @@
 
 /* The schema version this binary creates and understands (PRAGMA
  * user_version of an up-to-date store). */
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 
 /* How long a statement waits for another connection's lock before it fails
  * with PG_ETIMEOUT. */

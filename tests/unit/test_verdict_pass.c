@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "ctl_config.h"
 #include "err.h"
+#include "hostnoise.h"
 #include "profile.h"
 #include "sched.h"
 #include "store.h"
@@ -862,6 +863,91 @@ static void test_reproduce_quoting(void **state)
 	pg_buf_release(&out);
 }
 
+/* ---- a host's noise ----------------------------------------------------- */
+
+/* A baseline run of commit `base` on main, as the planner makes one. */
+static int64_t add_baseline_run(struct fx *f, const char *base, int64_t at)
+{
+	sfx_sql(f->st, "INSERT INTO runs (series_id, reason, tree, branch, base_commit, created_at,"
+		" trigger) VALUES (NULL, 'baseline', 'dpdk', 'main', ?1, ?2, 'head')",
+		STORE_ARGS(STORE_TEXT(base), STORE_INT(at)));
+	return store_last_id(f->st);
+}
+
+/* A job of run measured by agent: two pairs, patched/base exp(+d), exp(-d). */
+static void noise_job(struct fx *f, int64_t agent, int64_t run, double d, int64_t at)
+{
+	const double base[2] = { 100.0e6, 100.0e6 };
+	const double patched[2] = { 100.0e6 * exp(d), 100.0e6 * exp(-d) };
+	struct sched_sample s[4];
+	size_t n = samples(s, 0, KEY_NC, base, patched, 2, 1);
+
+	run_job(f, agent, add_job(f, run, "perf-one", "release", 2, 2, at), "ok", s, n, at);
+}
+
+/*
+ * hostnoise_read() pools the host's own latest HOSTNOISE_JOBS baseline
+ * jobs, and nothing else: not older baselines, not patch runs, not another
+ * host's baselines, not a baseline still running.  Its query walks the
+ * agent's attempts newest first (schema step 11); this pins what it reads.
+ */
+static void test_host_noise_latest_baselines(void **state)
+{
+	struct fx *f = *state;
+	struct pg_err err = PG_ERR_INIT;
+	struct hostnoise_key *k = NULL;
+	char base[41];
+	size_t n = 0;
+	int64_t at = T0;
+
+	/* Five old baselines of lab-1, wide; then 20 narrow ones, with a
+	 * patch run of lab-1 and a baseline of lab-2 between them. */
+	for (int i = 0; i < 5 + HOSTNOISE_JOBS; i++) {
+		snprintf(base, sizeof(base), "%040x", i + 1);
+		noise_job(f, f->lab1, add_baseline_run(f, base, at), i < 5 ? 0.2 : 0.01, at);
+		at += 60;
+		if (i % 7 == 0) {
+			noise_job(f, f->lab1, add_run(f, "main", BASE0, at), 0.3, at);
+			noise_job(f, f->lab2, add_baseline_run(f, base, at), 0.05, at);
+			at += 60;
+		}
+	}
+	/* A baseline of lab-1 leased, no result yet. */
+	lease(f, f->lab1, add_job(f, add_baseline_run(f, BASE0, at), "perf-one", "release", 2, 2,
+				  at), at);
+
+	if (hostnoise_read(f->st, &f->ps, "lab-1", &k, &n, &err) < 0)
+		fail_msg("host noise: %s", err.msg);
+	assert_int_equal(n, 1);
+	assert_string_equal(k[0].build_mode, "release");
+	assert_string_equal(k[0].metric, KEY_NC);
+	assert_string_equal(k[0].context, "perf-one");
+	assert_int_equal(k[0].n_jobs, HOSTNOISE_JOBS);
+	assert_int_equal(k[0].n_pairs, 2 * HOSTNOISE_JOBS);
+	/* Every log ratio is +-0.01: MAD 0.01, sigma 1.4826 %. */
+	assert_true(fabs(k[0].sigma_pct - 1.4826) < 1e-3);
+	snprintf(base, sizeof(base), "%040x", 5 + HOSTNOISE_JOBS);
+	assert_string_equal(k[0].last_commit, base);
+	free(k);
+
+	/* lab-2: its own four baselines (i = 0, 7, 14, 21), sigma from 0.05. */
+	k = NULL;
+	if (hostnoise_read(f->st, &f->ps, "lab-2", &k, &n, &err) < 0)
+		fail_msg("host noise: %s", err.msg);
+	assert_int_equal(n, 1);
+	assert_int_equal(k[0].n_jobs, 4);
+	assert_int_equal(k[0].n_pairs, 8);
+	assert_true(fabs(k[0].sigma_pct - 100 * 1.4826 * 0.05) < 1e-2);
+	free(k);
+
+	/* An agent that ran no baseline: nothing. */
+	k = NULL;
+	if (hostnoise_read(f->st, &f->ps, "nobody", &k, &n, &err) < 0)
+		fail_msg("host noise: %s", err.msg);
+	assert_int_equal(n, 0);
+	free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -882,6 +968,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancelled_followup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_show, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reproduce_quoting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_noise_latest_baselines, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
