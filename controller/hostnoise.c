@@ -112,7 +112,7 @@ int hostnoise_read(struct store *st, const struct profile_set *ps, const char *a
 	*out = NULL;
 	*n = 0;
 	memset(&a, 0, sizeof(a));
-	if (store_prepare(st, &q, hostnoise_sql, what, err) < 0 ||
+	if (store_prepare_cached(st, &q, hostnoise_sql, what, err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_TEXT(agent), STORE_INT(HOSTNOISE_JOBS)), what, err) < 0)
 		goto out;
 	while ((row = store_step(q, what, err)) > 0) {
@@ -166,7 +166,7 @@ int hostnoise_read(struct store *st, const struct profile_set *ps, const char *a
 		goto out;
 	rc = 0;
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	free(a.lr);
 	if (rc) {
 		free(*out);

@@ -124,9 +124,9 @@ static int pending_patches(struct store *st, int64_t run_id, const char *context
 	sqlite3_stmt *q = NULL;
 	int rc = -1, step;
 
-	if (store_prepare(st, &q, "SELECT patch_id, target_url FROM check_outbox"
-			  " WHERE run_id = ?1 AND context = ?2 AND state = 'pending'"
-			  " ORDER BY patch_id", "read pending checks", err) < 0 ||
+	if (store_prepare_cached(st, &q, "SELECT patch_id, target_url FROM check_outbox"
+				 " WHERE run_id = ?1 AND context = ?2 AND state = 'pending'"
+				 " ORDER BY patch_id", "read pending checks", err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_INT(run_id), STORE_TEXT(context)),
 		       "read pending checks", err) < 0)
 		goto out;
@@ -138,7 +138,7 @@ static int pending_patches(struct store *st, int64_t run_id, const char *context
 	}
 	rc = step < 0 ? -1 : 0;
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	return rc;
 }
 
@@ -149,10 +149,11 @@ static int series_patches(struct store *st, int64_t series_id, bool all, int64_t
 	sqlite3_stmt *q = NULL;
 	int rc = -1, step;
 
-	if (store_prepare(st, &q, all ?
-			  "SELECT id FROM patches WHERE series_id = ?1 ORDER BY number" :
-			  "SELECT id FROM patches WHERE series_id = ?1 ORDER BY number DESC LIMIT 1",
-			  "read series patches", err) < 0 ||
+	if (store_prepare_cached(st, &q, all ?
+				 "SELECT id FROM patches WHERE series_id = ?1 ORDER BY number" :
+				 "SELECT id FROM patches WHERE series_id = ?1"
+				 " ORDER BY number DESC LIMIT 1",
+				 "read series patches", err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_INT(series_id)), "read series patches", err) < 0)
 		goto out;
 	while ((step = store_step(q, "read series patches", err)) == 1)
@@ -160,7 +161,7 @@ static int series_patches(struct store *st, int64_t series_id, bool all, int64_t
 			goto out;
 	rc = step < 0 ? -1 : 0;
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	return rc;
 }
 
@@ -249,17 +250,19 @@ int outbox_settle_cancelled_tx(struct store *st, int64_t series_id, int64_t run_
 	memcpy(desc, NOT_TESTED, sizeof(NOT_TESTED) - 1);
 	memcpy(desc + sizeof(NOT_TESTED) - 1, why, len);
 	desc[sizeof(NOT_TESTED) - 1 + len] = '\0';
-	if (store_prepare(st, &q,
-			  "SELECT DISTINCT c.run_id, c.context FROM check_outbox c"
-			  " WHERE (?1 <= 0 OR c.series_id = ?1) AND (?2 <= 0 OR c.run_id = ?2)"
-			  " AND c.state = 'pending' AND c.delivery <> 'cancelled'"
-			  " AND NOT EXISTS (SELECT 1 FROM check_outbox f WHERE f.run_id = c.run_id"
-			  "  AND f.context = c.context AND f.state <> 'pending')"
-			  " AND (EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id"
-			  "  AND r.state = 'cancelled')"
-			  " OR NOT EXISTS (SELECT 1 FROM jobs j WHERE j.run_id = c.run_id"
-			  "  AND j.context = c.context AND j.state <> 'cancelled'))"
-			  " ORDER BY c.run_id, c.context", what, err) < 0 ||
+	if (store_prepare_cached(st, &q,
+				 "SELECT DISTINCT c.run_id, c.context FROM check_outbox c"
+				 " WHERE (?1 <= 0 OR c.series_id = ?1)"
+				 " AND (?2 <= 0 OR c.run_id = ?2)"
+				 " AND c.state = 'pending' AND c.delivery <> 'cancelled'"
+				 " AND NOT EXISTS (SELECT 1 FROM check_outbox f"
+				 "  WHERE f.run_id = c.run_id"
+				 "  AND f.context = c.context AND f.state <> 'pending')"
+				 " AND (EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id"
+				 "  AND r.state = 'cancelled')"
+				 " OR NOT EXISTS (SELECT 1 FROM jobs j WHERE j.run_id = c.run_id"
+				 "  AND j.context = c.context AND j.state <> 'cancelled'))"
+				 " ORDER BY c.run_id, c.context", what, err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_INT(series_id), STORE_INT(run_id)), what, err) < 0)
 		goto out;
 	while ((step = store_step(q, what, err)) == 1) {
@@ -274,7 +277,7 @@ int outbox_settle_cancelled_tx(struct store *st, int64_t series_id, int64_t run_
 	}
 	if (step < 0)
 		goto out;
-	sqlite3_finalize(q);
+	store_done(st, q);
 	q = NULL;
 	for (size_t i = 0; i < n; i++) {
 		unsigned int k = 0;
@@ -287,7 +290,7 @@ int outbox_settle_cancelled_tx(struct store *st, int64_t series_id, int64_t run_
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	for (size_t i = 0; i < n; i++)
 		free(list[i].ctx);
 	free(list);
@@ -321,12 +324,12 @@ static int mail_patch_read(struct store *st, int64_t run_id, struct mail_patch *
 	int rc = -1, step;
 
 	memset(p, 0, sizeof(*p));
-	if (store_prepare(st, &q, "SELECT r.series_id, p.pw_patch_id, p.subject, m.msgid,"
-			  " m.from_name, m.from_addr FROM runs r"
-			  " JOIN patches p ON p.series_id = r.series_id"
-			  " JOIN messages m ON m.id = p.message_id"
-			  " WHERE r.id = ?1 ORDER BY p.number DESC LIMIT 1",
-			  "read the patch of a report", err) < 0 ||
+	if (store_prepare_cached(st, &q, "SELECT r.series_id, p.pw_patch_id, p.subject, m.msgid,"
+				 " m.from_name, m.from_addr FROM runs r"
+				 " JOIN patches p ON p.series_id = r.series_id"
+				 " JOIN messages m ON m.id = p.message_id"
+				 " WHERE r.id = ?1 ORDER BY p.number DESC LIMIT 1",
+				 "read the patch of a report", err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_INT(run_id)), "read the patch of a report", err) < 0)
 		goto out;
 	step = store_step(q, "read the patch of a report", err);
@@ -350,7 +353,7 @@ static int mail_patch_read(struct store *st, int64_t run_id, struct mail_patch *
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	return rc;
 }
 

@@ -105,19 +105,20 @@ static int read_job(struct store *st, int64_t job_id, struct vp_job *j, struct p
 	const char *spec;
 	int rc;
 
-	rc = store_prepare(st, &q,
-			   "SELECT j.run_id, r.series_id, j.attempt, coalesce(j.pin_agent_id, 0),"
-			   " j.context, j.build_mode, j.state, coalesce(j.outcome, ''), r.tree,"
-			   " r.branch, r.base_commit, r.state, s.title, s.root_msgid, j.spec,"
-			   " coalesce(ag.name, ''), coalesce(j.agent_id, 0),"
-			   " (SELECT min(v.id) FROM verdicts v WHERE v.job_id = j.id"
-			   "  AND v.metric IS NULL AND v.benchmark IS NULL),"
-			   " (SELECT max(a.ended_at) FROM attempts a WHERE a.job_id = j.id),"
-			   " r.reason = 'baseline'"
-			   " FROM jobs j JOIN runs r ON r.id = j.run_id"
-			   " LEFT JOIN series s ON s.id = r.series_id"
-			   " LEFT JOIN agents ag ON ag.id = j.agent_id WHERE j.id = ?1",
-			   VP_WHAT_JOB, err);
+	rc = store_prepare_cached(st, &q,
+				  "SELECT j.run_id, r.series_id, j.attempt,"
+				  " coalesce(j.pin_agent_id, 0), j.context, j.build_mode, j.state,"
+				  " coalesce(j.outcome, ''), r.tree, r.branch, r.base_commit, r.state,"
+				  " s.title, s.root_msgid, j.spec,"
+				  " coalesce(ag.name, ''), coalesce(j.agent_id, 0),"
+				  " (SELECT min(v.id) FROM verdicts v WHERE v.job_id = j.id"
+				  "  AND v.metric IS NULL AND v.benchmark IS NULL),"
+				  " (SELECT max(a.ended_at) FROM attempts a WHERE a.job_id = j.id),"
+				  " r.reason = 'baseline'"
+				  " FROM jobs j JOIN runs r ON r.id = j.run_id"
+				  " LEFT JOIN series s ON s.id = r.series_id"
+				  " LEFT JOIN agents ag ON ag.id = j.agent_id WHERE j.id = ?1",
+				  VP_WHAT_JOB, err);
 	if (rc < 0 || store_bind(q, STORE_ARGS(STORE_INT(job_id)), VP_WHAT_JOB, err) < 0)
 		goto fail;
 	rc = store_step(q, VP_WHAT_JOB, err);
@@ -158,7 +159,7 @@ static int read_job(struct store *st, int64_t job_id, struct vp_job *j, struct p
 fail:
 	rc = -1;
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	return rc;
 }
 
@@ -180,14 +181,17 @@ static int read_rounds(struct store *st, struct vp_job *j, struct pg_err *err)
 	char first[32] = "";
 	int rc = -1, step;
 
-	if (store_prepare(st, &q,
-			  "SELECT r.outcome, r.received_at, coalesce(a.agent_id, 0),"
-			  " coalesce(ag.name, ''),"
-			  " coalesce(json_extract(r.fingerprint, '$.apply.all_already'), 0) = 1"
-			  " FROM results r JOIN attempts a ON a.job_id = r.job_id AND a.attempt = r.attempt"
-			  " LEFT JOIN agents ag ON ag.id = a.agent_id"
-			  " WHERE r.job_id = ?1 AND r.outcome <> 'infra-error' ORDER BY r.attempt",
-			  VP_WHAT_ROUNDS, err) < 0 ||
+	if (store_prepare_cached(st, &q,
+				 "SELECT r.outcome, r.received_at, coalesce(a.agent_id, 0),"
+				 " coalesce(ag.name, ''),"
+				 " coalesce(json_extract(r.fingerprint,"
+				 "  '$.apply.all_already'), 0) = 1"
+				 " FROM results r"
+				 " JOIN attempts a ON a.job_id = r.job_id AND a.attempt = r.attempt"
+				 " LEFT JOIN agents ag ON ag.id = a.agent_id"
+				 " WHERE r.job_id = ?1 AND r.outcome <> 'infra-error'"
+				 " ORDER BY r.attempt",
+				 VP_WHAT_ROUNDS, err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_INT(j->id)), VP_WHAT_ROUNDS, err) < 0)
 		goto out;
 	while ((step = store_step(q, VP_WHAT_ROUNDS, err)) == 1) {
@@ -254,7 +258,7 @@ static int read_rounds(struct store *st, struct vp_job *j, struct pg_err *err)
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	return rc;
 }
 
@@ -312,14 +316,14 @@ static int read_samples(struct store *st, struct vp_job *j, struct pg_err *err)
 	size_t cap = 0;
 	int rc = -1, step;
 
-	if (store_prepare(st, &q,
-			  "SELECT s.benchmark, s.metric, s.side, s.value, s.unit, s.attempt,"
-			  " s.repetition FROM samples s"
-			  " JOIN results r ON r.job_id = s.job_id AND r.attempt = s.attempt"
-			  " WHERE s.job_id = ?1 AND r.outcome IN ('ok', 'bench-failure')"
-			  " AND s.attempt >= ?2"
-			  " ORDER BY s.benchmark, s.metric, s.attempt, s.side, s.repetition",
-			  VP_WHAT_SAMPLES, err) < 0 ||
+	if (store_prepare_cached(st, &q,
+				 "SELECT s.benchmark, s.metric, s.side, s.value, s.unit, s.attempt,"
+				 " s.repetition FROM samples s"
+				 " JOIN results r ON r.job_id = s.job_id AND r.attempt = s.attempt"
+				 " WHERE s.job_id = ?1 AND r.outcome IN ('ok', 'bench-failure')"
+				 " AND s.attempt >= ?2"
+				 " ORDER BY s.benchmark, s.metric, s.attempt, s.side, s.repetition",
+				 VP_WHAT_SAMPLES, err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_INT(j->id), STORE_INT(j->from_attempt)),
 		       VP_WHAT_SAMPLES, err) < 0)
 		goto out;
@@ -357,7 +361,7 @@ static int read_samples(struct store *st, struct vp_job *j, struct pg_err *err)
 nomem:
 	pg_err_set(err, PG_ENOMEM, "out of memory");
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	return rc;
 }
 

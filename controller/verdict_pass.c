@@ -90,11 +90,12 @@ static int context_jobs(struct store *st, int64_t run_id, const char *context, i
 		return -1;
 	if (decided)
 		return 0;
-	if (store_prepare(st, &q,
-			  "SELECT j.id, EXISTS (SELECT 1 FROM verdicts v WHERE v.job_id = j.id"
-			  " AND v.metric IS NULL AND v.benchmark IS NULL)"
-			  " FROM jobs j WHERE j.run_id = ?1 AND j.context = ?2"
-			  " AND j.state <> 'cancelled' ORDER BY j.id", what, err) < 0 ||
+	if (store_prepare_cached(st, &q,
+				 "SELECT j.id, EXISTS (SELECT 1 FROM verdicts v"
+				 "  WHERE v.job_id = j.id"
+				 " AND v.metric IS NULL AND v.benchmark IS NULL)"
+				 " FROM jobs j WHERE j.run_id = ?1 AND j.context = ?2"
+				 " AND j.state <> 'cancelled' ORDER BY j.id", what, err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_INT(run_id), STORE_TEXT(context)), what, err) < 0)
 		goto out;
 	while ((step = store_step(q, what, err)) == 1) {
@@ -112,7 +113,7 @@ static int context_jobs(struct store *st, int64_t run_id, const char *context, i
 		*n = 0;
 	rc = 0;
 out:
-	sqlite3_finalize(q);
+	store_done(st, q);
 	if (rc) {
 		free(*ids);
 		*ids = NULL;
@@ -474,11 +475,12 @@ static int followup_stale(struct verdict_pass *vp, const struct vp_job *j, int64
 	*why = '\0';
 	if (strcmp(j->state, "queued") || !j->pin_agent_id)
 		return 0;
-	rc = store_prepare(vp->st, &q, "SELECT name, enabled, coalesce(last_seen, 0) FROM agents"
-			   " WHERE id = ?1", what, err);
+	rc = store_prepare_cached(vp->st, &q,
+				  "SELECT name, enabled, coalesce(last_seen, 0) FROM agents WHERE id = ?1",
+				  what, err);
 	if (rc < 0 || store_bind(q, STORE_ARGS(STORE_INT(j->pin_agent_id)), what, err) < 0 ||
 	    (rc = store_step(q, what, err)) < 0) {
-		sqlite3_finalize(q);
+		store_done(vp->st, q);
 		return -1;
 	}
 	if (rc == 0) {
@@ -498,7 +500,7 @@ static int followup_stale(struct verdict_pass *vp, const struct vp_job *j, int64
 			pg_fmt_cut(why, len, "agent %s did not take it within %lld s", name,
 				   (long long)vp->pin_max_wait_s);
 	}
-	sqlite3_finalize(q);
+	store_done(vp->st, q);
 	return 0;
 }
 
@@ -669,15 +671,21 @@ static int decide_leftover_contexts(struct verdict_pass *vp, struct pg_buf *line
 	size_t n = 0, cap = 0;
 	int rc = -1, step;
 
-	if (store_prepare(vp->st, &q,
-			  "SELECT j.run_id, j.context FROM runs r CROSS JOIN jobs j ON j.run_id = r.id"
-			  " WHERE r.state IN ('planned', 'running') AND (?1 = 0 OR j.run_id = ?1)"
-			  " AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.run_id = j.run_id"
-			  "  AND v.context = j.context AND v.job_id IS NULL)"
-			  " GROUP BY j.run_id, j.context HAVING sum(j.state <> 'cancelled') > 0"
-			  " AND sum(j.state <> 'cancelled' AND NOT EXISTS (SELECT 1 FROM verdicts v"
-			  "  WHERE v.job_id = j.id AND v.metric IS NULL AND v.benchmark IS NULL)) = 0"
-			  " ORDER BY j.run_id, j.context", what, err) < 0 ||
+	if (store_prepare_cached(vp->st, &q,
+				 "SELECT j.run_id, j.context FROM runs r"
+				 " CROSS JOIN jobs j ON j.run_id = r.id"
+				 " WHERE r.state IN ('planned', 'running')"
+				 " AND (?1 = 0 OR j.run_id = ?1)"
+				 " AND NOT EXISTS (SELECT 1 FROM verdicts v"
+				 "  WHERE v.run_id = j.run_id"
+				 "  AND v.context = j.context AND v.job_id IS NULL)"
+				 " GROUP BY j.run_id, j.context"
+				 " HAVING sum(j.state <> 'cancelled') > 0"
+				 " AND sum(j.state <> 'cancelled' AND NOT EXISTS (SELECT 1"
+				 "  FROM verdicts v"
+				 "  WHERE v.job_id = j.id AND v.metric IS NULL"
+				 "  AND v.benchmark IS NULL)) = 0"
+				 " ORDER BY j.run_id, j.context", what, err) < 0 ||
 	    store_bind(q, STORE_ARGS(STORE_INT(vp->run_id)), what, err) < 0)
 		goto out;
 	while ((step = store_step(q, what, err)) == 1) {
@@ -694,7 +702,7 @@ static int decide_leftover_contexts(struct verdict_pass *vp, struct pg_buf *line
 	}
 	if (step < 0)
 		goto out;
-	sqlite3_finalize(q);
+	store_done(vp->st, q);
 	q = NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct verdict_pass_stats d;
@@ -712,7 +720,7 @@ static int decide_leftover_contexts(struct verdict_pass *vp, struct pg_buf *line
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(q);
+	store_done(vp->st, q);
 	for (size_t i = 0; i < n; i++)
 		free(list[i].ctx);
 	free(list);
