@@ -298,6 +298,8 @@ int api_lease_try(struct api_worker *w, struct api_req *r, int64_t now)
 		return 0;
 	}
 	r->count_lease = true;
+	r->leased_job = l.job_id;
+	r->leased_attempt = l.attempt;
 	api_note(r, "job %lld attempt %lld (%s, %s) leased to agent %s for %lld s",
 		 (long long)l.job_id, (long long)l.attempt, l.context, l.build_mode, r->agent,
 		 (long long)srv->conf->lease_s);
@@ -396,10 +398,18 @@ int api_own_attempt(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 	return 0;
 }
 
+int api_log_dir_rel(int64_t job, int64_t attempt, struct pg_buf *rel, struct pg_err *err)
+{
+	if (pg_buf_printf(rel, "logs/%lld/%lld", (long long)job, (long long)attempt) < 0)
+		return pg_buf_err(rel, err, "log directory");
+	return 0;
+}
+
 int api_log_rel(const struct api_req *r, struct pg_buf *rel, struct pg_err *err)
 {
-	if (pg_buf_printf(rel, "logs/%lld/%lld/%s.log", (long long)r->route.id,
-			  (long long)r->op.attempt, r->op.log_stage) < 0)
+	if (api_log_dir_rel(r->route.id, r->op.attempt, rel, err) < 0)
+		return -1;
+	if (pg_buf_printf(rel, "/%s.log", r->op.log_stage) < 0)
 		return pg_buf_err(rel, err, "log path");
 	return 0;
 }

@@ -152,6 +152,7 @@ struct api_req {
 	const char *content_type;	/* static string */
 	const char *allow;		/* 405 */
 	int64_t held_job;		/* lease 204: the job the agent holds */
+	int64_t leased_job, leased_attempt;	/* lease 200: what it leased */
 	int fd;				/* a file to send instead of out; -1 */
 	uint64_t fd_size;
 	bool fd_text;			/* fd is text from outside: sanitise it */
@@ -232,6 +233,9 @@ struct api_worker {
 
 /* The log appender (api_logs.c): lanes, each a thread with its queue. */
 #define API_LOG_LANES 4
+#define API_LOG_PREP_MAX 4096		/* a lane's queue of directories to make */
+#define API_LOG_PREP_DELAY_MS 500	/* after the lease, before its directory */
+struct api_log_prep;
 struct api_log_lane {
 	struct api_worker *worker;	/* where appended chunks go */
 	const char *data_dir;
@@ -242,6 +246,8 @@ struct api_log_lane {
 	pthread_mutex_t lock;		/* guards the fields below */
 	pthread_cond_t cond;
 	struct api_req *head, *tail;	/* queued chunks, in arrival order */
+	struct api_log_prep *prep_head, *prep_tail;	/* directories to make */
+	size_t n_prep;
 	bool quit;			/* finish the queue, then exit */
 };
 
@@ -370,6 +376,12 @@ int api_logs_start(struct api_logs *l, struct api_server *srv, struct pg_err *er
  * (api_worker_take()) or answers the error itself. */
 bool api_logs_push(struct api_logs *l, struct api_req *r);
 
+/* A lease of job's attempt was committed: have a lane make the attempt's
+ * log directory in the background, so that the first chunk of each of its
+ * logs only creates its file.  Best effort: dropped when the lane's queue
+ * is full or stopping (the first chunk then makes the directory). */
+void api_logs_prepare(struct api_logs *l, int64_t job, int64_t attempt);
+
 /* Finish the queues (handing them to the writer, which must still run),
  * join the threads, close their stores.  Safe on lanes that never
  * started (zeroed). */
@@ -384,8 +396,10 @@ int api_own_attempt(struct store *st, int64_t agent_id, int64_t job_id, int64_t 
 		    struct pg_err *err);
 
 /* A log chunk's path under data_dir, "logs/JOB/ATTEMPT/STAGE.log", into
- * rel. */
+ * rel; api_log_dir_rel() the directory of an attempt's logs,
+ * "logs/JOB/ATTEMPT". */
 int api_log_rel(const struct api_req *r, struct pg_buf *rel, struct pg_err *err);
+int api_log_dir_rel(int64_t job, int64_t attempt, struct pg_buf *rel, struct pg_err *err);
 
 /* Parse and validate a body into op (op is zeroed first; release it with
  * api_op_release() in any case).  Empty bodies read as {}.  Errors are

@@ -510,8 +510,18 @@ q_is "SELECT count(*) FROM recheck_requests" 2
 # Cancel a running job: its next heartbeat says cancel, its result is
 # acknowledged and the job stays cancelled.
 q "UPDATE jobs SET priority = 0 WHERE id = 2"
+[ ! -e "$TMP/state/logs/2" ] || fail "job 2 has a log directory before its lease"
 expect 200 POST /api/v1/lease "$T1" '{"wait_s": 5}'
 jq_is "$TMP/body" .job.id 2
+# The lease has its attempt's log directory made ahead of its first chunk
+# (api_logs.c: half a second later, by a log appender; 10 s is ample).
+i=0
+until [ -d "$TMP/state/logs/2/1" ]; do
+	i=$((i + 1))
+	[ $i -le 100 ] || fail "the lease of job 2 got no log directory ahead"
+	sleep 0.1
+done
+[ -z "$(ls -A "$TMP/state/logs/2/1")" ] || fail "the log directory made ahead is not empty"
 expect 200 POST /api/v1/jobs/2/heartbeat "$T1" '{"attempt": 1, "stage": "bench"}'
 expect 401 POST /api/v1/jobs/2/cancel "$T1" '{"reason": "an agent may not"}'
 q_is "SELECT state FROM jobs WHERE id = 2" running
