@@ -78,22 +78,6 @@ static bool api_ts_reached(const struct timespec *due)
 	       (now.tv_sec == due->tv_sec && now.tv_nsec >= due->tv_nsec);
 }
 
-static int api_write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /*
  * Append r's chunk to DATA_DIR/logs/JOB/ATTEMPT/STAGE.log; *size is what
  * the file holds after it.  With ?offset=N the chunk is the log's bytes
@@ -150,7 +134,7 @@ static int api_log_append(struct api_log_lane *l, struct api_req *r, int64_t *si
 			   (long long)API_LOG_MAX_BYTES);
 		goto out;
 	}
-	if (api_write_all(fd, r->body.data, r->body.len) < 0) {
+	if (pg_write_all(fd, r->body.data, r->body.len) < 0) {
 		pg_err_errno(err, "append to %s", pg_buf_str(&path));
 		/* All or nothing, so that a retry with ?offset= lines up; a
 		 * log this call created goes (no row names it). */

@@ -276,23 +276,6 @@ out:
 	return rc;
 }
 
-/* Write all of data to fd. */
-static int write_all(int fd, const char *name, const char *p, size_t len, struct pg_err *err)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return pg_err_errno(err, "write '%s'", name);
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int pg_write_file_beneath_atomic(const char *root, const char *rel, const void *data,
 				 size_t len, mode_t mode, struct pg_err *err)
 {
@@ -342,8 +325,10 @@ int pg_write_file_beneath_atomic(const char *root, const char *rel, const void *
 		goto out;
 	}
 	created = true;
-	if (write_all(fd, tmp, data, len, err) < 0)
+	if (pg_write_all(fd, data, len) < 0) {
+		pg_err_errno(err, "write '%s'", tmp);
 		goto out;
+	}
 	/* The owner first: fchown by root would clear set-id bits after. */
 	if (geteuid() == 0 && fchown(fd, dst.st_uid, dst.st_gid) < 0) {
 		pg_err_errno(err, "chown '%s' beside '%s'", tmp, shown);

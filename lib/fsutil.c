@@ -57,6 +57,24 @@ int pg_mkdir_parent(const char *path, mode_t mode, struct pg_err *err)
 	return pg_mkdir_p(tmp, mode, err);
 }
 
+int pg_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 static int fsync_dir_of(const char *path, struct pg_err *err)
 {
 	char dir[PATH_MAX];
@@ -87,7 +105,6 @@ int pg_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
 			 struct pg_err *err)
 {
 	char tmp[PATH_MAX];
-	const char *p = data;
 	int fd = -1, rc = -1, n;
 
 	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
@@ -96,17 +113,9 @@ int pg_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0)
 		return pg_err_errno(err, "create '%s'", tmp);
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			pg_err_errno(err, "write '%s'", tmp);
-			goto out;
-		}
-		p += w;
-		len -= (size_t)w;
+	if (pg_write_all(fd, data, len) < 0) {
+		pg_err_errno(err, "write '%s'", tmp);
+		goto out;
 	}
 	if (fsync(fd) < 0) {
 		pg_err_errno(err, "fsync '%s'", tmp);

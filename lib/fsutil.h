@@ -17,6 +17,11 @@ int pg_mkdir_p(const char *path, mode_t mode, struct pg_err *err);
 /* Make the parent directory of the file `path` (mkdir -p of its dirname). */
 int pg_mkdir_parent(const char *path, mode_t mode, struct pg_err *err);
 
+/* Write all len bytes of data to fd, again after a short write or EINTR.
+ * Returns 0, or -1 with errno set (the caller names the file); what was
+ * written before an error stays written. */
+int pg_write_all(int fd, const void *data, size_t len);
+
 /* Append what the open fd reads until end of file to b, bounded by b->max
  * (PG_ETOOBIG beyond); name is the file's name for messages.  Returns 0
  * or -1. */

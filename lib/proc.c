@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "fsutil.h"
 #include "log.h"
 
 /* Not declared by <unistd.h> without _GNU_SOURCE, yet POSIX. */
@@ -616,22 +617,6 @@ static void tail_finish(struct pg_proc *p)
 		pg_buf_consume(&p->tail, p->tail.len - p->tail_max);
 }
 
-static int write_all(int fd, const char *data, size_t n)
-{
-	ssize_t w;
-
-	while (n) {
-		w = write(fd, data, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		data += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void take_output(struct pg_proc *p, const char *data, size_t n, struct pg_err *first)
 {
 	size_t to_file = n;
@@ -645,7 +630,7 @@ static void take_output(struct pg_proc *p, const char *data, size_t n, struct pg
 			to_file = n;
 	}
 	if (p->priv_file_fd >= 0 && to_file) {
-		if (write_all(p->priv_file_fd, data, to_file) < 0) {
+		if (pg_write_all(p->priv_file_fd, data, to_file) < 0) {
 			/* Keep draining so the child never blocks on a full
 			 * pipe; the error is reported once it is reaped. */
 			note_errno(first, "write output", p->output_path);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for lib/fsutil.c: mkdir -p and atomic replacement. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -95,11 +97,57 @@ static void test_write_atomic(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* pg_write_all() writes everything through a pipe four times smaller than
+ * the data (the reader drains it as it goes), and fails with errno on a
+ * descriptor that cannot be written. */
+static void test_write_all(void **state)
+{
+	static char data[256 * 1024], back[sizeof(data)];
+	size_t got = 0;
+	int fds[2];
+	pid_t pid;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 7 + i / 251);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(pg_write_all(fds[1], data, sizeof(data)) == 0 ? 0 : 1);
+	}
+	close(fds[1]);
+	for (;;) {
+		ssize_t n = read(fds[0], back + got, sizeof(back) - got);
+
+		assert_true(n >= 0);
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fds[0]);
+	{
+		int status = 0;
+
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(got, sizeof(data));
+	assert_memory_equal(back, data, sizeof(data));
+
+	errno = 0;
+	assert_int_equal(pg_write_all(-1, data, 1), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(pg_write_all(-1, data, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_write_atomic),
+		cmocka_unit_test(test_write_all),
 	};
 	return cmocka_run_group_tests_name("fsutil", tests, NULL, NULL);
 }
