@@ -235,7 +235,11 @@ struct api_worker {
 #define API_LOG_LANES 4
 #define API_LOG_PREP_MAX 4096		/* a lane's queue of directories to make */
 #define API_LOG_PREP_DELAY_MS 500	/* after the lease, before its directory */
+#define API_LOG_OWNERS 1024		/* a lane's table of attempts' agents */
 struct api_log_prep;
+struct api_log_owner {
+	int64_t job, attempt, agent;	/* 0: empty */
+};
 struct api_log_lane {
 	struct api_worker *worker;	/* where appended chunks go */
 	const char *data_dir;
@@ -249,6 +253,8 @@ struct api_log_lane {
 	struct api_log_prep *prep_head, *prep_tail;	/* directories to make */
 	size_t n_prep;
 	bool quit;			/* finish the queue, then exit */
+	/* The lane thread's alone: */
+	struct api_log_owner owner[API_LOG_OWNERS];	/* attempts' agents seen */
 };
 
 struct api_logs {
@@ -376,11 +382,12 @@ int api_logs_start(struct api_logs *l, struct api_server *srv, struct pg_err *er
  * (api_worker_take()) or answers the error itself. */
 bool api_logs_push(struct api_logs *l, struct api_req *r);
 
-/* A lease of job's attempt was committed: have a lane make the attempt's
- * log directory in the background, so that the first chunk of each of its
- * logs only creates its file.  Best effort: dropped when the lane's queue
- * is full or stopping (the first chunk then makes the directory). */
-void api_logs_prepare(struct api_logs *l, int64_t job, int64_t attempt);
+/* A lease of job's attempt to agent was committed: have the attempt's lane
+ * make its log directory in the background, so that the first chunk of
+ * each of its logs only creates its file, and note agent as its owner.
+ * Best effort: dropped when the lane's queue is full or stopping (the
+ * first chunk then makes the directory, and asks the store). */
+void api_logs_prepare(struct api_logs *l, int64_t job, int64_t attempt, int64_t agent);
 
 /* Finish the queues (handing them to the writer, which must still run),
  * join the threads, close their stores.  Safe on lanes that never

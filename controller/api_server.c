@@ -529,7 +529,8 @@ static enum MHD_Result api_handler(void *cls, struct MHD_Connection *conn, const
 		/* Committed: the agent starts its job now, its first log
 		 * chunks seconds later.  Make their directory meanwhile. */
 		if (r->count_lease && r->leased_job > 0) {
-			api_logs_prepare(&srv->logs, r->leased_job, r->leased_attempt);
+			api_logs_prepare(&srv->logs, r->leased_job, r->leased_attempt,
+					 r->agent_id);
 			r->leased_job = 0;
 		}
 		return api_send(r);
