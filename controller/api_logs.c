@@ -61,17 +61,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fmt.h"
 #include "fsutil.h"
 #include "log.h"
+#include "timeutil.h"
 
 /* An attempt whose log directory a lane makes ahead of its chunks. */
 struct api_log_prep {
 	int64_t job, attempt, agent;
-	struct timespec due;		/* CLOCK_MONOTONIC */
+	int64_t due_ms;			/* pg_time_mono_ms() */
 	struct api_log_prep *next;
 };
 
@@ -119,15 +119,6 @@ static int api_log_owner_check(struct api_log_lane *l, int64_t agent, int64_t jo
 		return -1;
 	api_log_owner_set(l, agent, job, attempt);
 	return 0;
-}
-
-static bool api_ts_reached(const struct timespec *due)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > due->tv_sec ||
-	       (now.tv_sec == due->tv_sec && now.tv_nsec >= due->tv_nsec);
 }
 
 /*
@@ -233,12 +224,15 @@ static void *api_logs_main(void *arg)
 		int64_t size = 0;
 
 		while (!l->head && !l->quit) {
+			int64_t wait_ms = l->prep_head ? l->prep_head->due_ms - pg_time_mono_ms() : 0;
+			struct timespec until = api_abstime(wait_ms);
+
 			if (!l->prep_head)
 				pthread_cond_wait(&l->cond, &l->lock);
-			else if (api_ts_reached(&l->prep_head->due))
+			else if (wait_ms <= 0)
 				break;
 			else
-				pthread_cond_timedwait(&l->cond, &l->lock, &l->prep_head->due);
+				pthread_cond_timedwait(&l->cond, &l->lock, &until);
 		}
 		r = l->head;
 		if (!r && (p = l->prep_head) && !l->quit) {
@@ -350,7 +344,7 @@ void api_logs_prepare(struct api_logs *logs, int64_t job, int64_t attempt, int64
 	p->job = job;
 	p->attempt = attempt;
 	p->agent = agent;
-	p->due = api_abstime(API_LOG_PREP_DELAY_MS);
+	p->due_ms = pg_time_mono_ms() + API_LOG_PREP_DELAY_MS;
 	p->next = NULL;
 	pthread_mutex_lock(&l->lock);
 	if (!l->started || l->quit || l->n_prep >= API_LOG_PREP_MAX) {

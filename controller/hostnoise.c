@@ -19,7 +19,7 @@
  * jobs' samples.
  */
 static const char hostnoise_sql[] =
-	"WITH b(job_id) AS (SELECT a2.job_id FROM agents ag2"
+	"WITH b(job_id, agent_id) AS (SELECT a2.job_id, ag2.id FROM agents ag2"
 	"  CROSS JOIN attempts a2 ON a2.agent_id = ag2.id"
 	"  CROSS JOIN jobs j2 ON j2.id = a2.job_id CROSS JOIN runs r2 ON r2.id = j2.run_id"
 	"  WHERE ag2.name = ?1 AND r2.reason = 'baseline' AND j2.state = 'done'"
@@ -27,10 +27,9 @@ static const char hostnoise_sql[] =
 	" SELECT j.build_mode, s.benchmark, s.metric, j.context, j.id, s.attempt, s.repetition,"
 	" s.side, s.value, res.received_at, r.base_commit"
 	" FROM b CROSS JOIN jobs j ON j.id = b.job_id CROSS JOIN runs r ON r.id = j.run_id"
-	" CROSS JOIN attempts a ON a.job_id = j.id CROSS JOIN agents ag ON ag.id = a.agent_id"
+	" CROSS JOIN attempts a ON a.job_id = j.id AND a.agent_id = b.agent_id"
 	" JOIN samples s ON s.job_id = a.job_id AND s.attempt = a.attempt"
 	" JOIN results res ON res.job_id = a.job_id AND res.attempt = a.attempt"
-	" WHERE ag.name = ?1"
 	" ORDER BY j.build_mode, s.benchmark, s.metric, j.id, s.attempt, s.repetition, s.side";
 
 struct acc {
