@@ -82,15 +82,21 @@ verdict_of() {
 	q "SELECT metric || ' ' || state || ' ' || printf('%.2f', effect) || ' ' || n_base
 	   FROM verdicts WHERE run_id = $run AND metric IS NOT NULL" >>"$TMP/$2.keys"
 	mde_of "$run" >>"$TMP/$2.mde"
-	# STATE EFFECT MDE of the slowed key, per run.
-	echo "$(q "SELECT state FROM verdicts WHERE run_id = $run AND job_id IS NULL")" \
+	# STATE EFFECT MDE of the slowed key, per run; a warning whose
+	# interval lies wholly below 0 ("slower, not shown beyond") is
+	# "slower": it found the slowdown, not that it passes the threshold.
+	state=$(q "SELECT state FROM verdicts WHERE run_id = $run AND job_id IS NULL")
+	q "SELECT description FROM verdicts WHERE run_id = $run AND job_id IS NULL" |
+		grep -q ': slower, not shown beyond' && state=slower
+	echo "$state" \
 		"$(q "SELECT printf('%.2f', effect) FROM verdicts WHERE run_id = $run AND metric = '$SLOWED'")" \
 		"$(awk -v k=$SLOWED '$1 == k { print $2; exit }' "$TMP/mde")" >>"$TMP/$2.runs"
 	q "SELECT state || ' ' || description FROM verdicts WHERE run_id = $run AND job_id IS NULL"
 }
 
 # by_mde KIND: the runs of KIND whose slowed key's MDE was under the
-# threshold, and the others, by verdict.
+# threshold, and the others, by verdict (warning_slower: a warning whose
+# interval shows the key slower, though not beyond the threshold).
 by_mde() {
 	awk -v kind=$1 -v t=$threshold '
 		NF == 3 { u = ($3 < t) ? "under" : "over"; n[u]++; c[u, $1]++ }
@@ -98,8 +104,8 @@ by_mde() {
 		END {
 			for (i = 0; i < 3; i++) {
 				u = i == 0 ? "under" : i == 1 ? "over" : "unknown"
-				printf "bench verdict_by_mde: %s mde_%s_%s%%: runs=%d fail=%d warning=%d success=%d\n",
-					kind, u, t, n[u], c[u, "fail"], c[u, "warning"], c[u, "success"]
+				printf "bench verdict_by_mde: %s mde_%s_%s%%: runs=%d fail=%d warning_slower=%d warning=%d success=%d\n",
+					kind, u, t, n[u], c[u, "fail"], c[u, "slower"], c[u, "warning"], c[u, "success"]
 			}
 		}' "$TMP/$1.runs"
 }

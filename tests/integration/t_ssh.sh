@@ -214,8 +214,12 @@ is "SELECT count(*) FROM results WHERE job_id = $job" 2 || fail "job $job: resul
 echo "part 2: session killed: process group $pgid gone, attempt 1 '$a1', attempt 2 done"
 
 # --- 3. finished while the connection hung: collected once -----------------
-hold_recheck 2 false
+# The sessions are stopped once the job sleeps: the built-in runner
+# fetches the series' mbox through the connection first, and a fetch left
+# unanswered would hold the job for AGENT_STREAM_FETCH_WAIT_S.
+hold_recheck 3 true
 wait_until 60 "job $job running on ssh-1" running
+wait_until 30 "the job's sleep (its mbox fetched)" pgrep -f "^sleep 3" >/dev/null
 sessions=$(sshd_sessions)
 for p in $sessions; do kill -STOP "$p"; done
 spooled() { ls "$TMP"/host/spool/result-*.json >/dev/null 2>&1; }
