@@ -66,6 +66,7 @@
 #include "fmt.h"
 #include "fsutil.h"
 #include "log.h"
+#include "thread.h"
 #include "timeutil.h"
 
 /* An attempt whose log directory a lane makes ahead of its chunks. */
@@ -216,6 +217,7 @@ static void *api_logs_main(void *arg)
 {
 	struct api_log_lane *l = arg;
 
+	pg_thread_name("api-log");
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
 		struct pg_err err = PG_ERR_INIT;

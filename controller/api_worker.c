@@ -80,6 +80,7 @@
 
 #include "fmt.h"
 #include "log.h"
+#include "thread.h"
 #include "timeutil.h"
 
 void api_worker_done(struct api_req *r)
@@ -215,6 +216,7 @@ static void *api_syncer_main(void *arg)
 {
 	struct api_worker *w = arg;
 
+	pg_thread_name("api-syncer");
 	pthread_mutex_lock(&w->sync_lock);
 	for (;;) {
 		struct pg_err err = PG_ERR_INIT;
@@ -272,6 +274,7 @@ static void *api_ckpt_main(void *arg)
 	struct api_worker *w = arg;
 	sqlite3 *db = store_db(w->ckpt_st);
 
+	pg_thread_name("api-checkpoint");
 	pthread_mutex_lock(&w->sync_lock);
 	while (!w->ckpt_quit) {
 		struct timespec until = api_abstime(API_CHECKPOINT_MS);
@@ -577,6 +580,7 @@ static void *api_worker_main(void *arg)
 	int64_t first_deadline = INT64_MAX;
 	bool quit = false;
 
+	pg_thread_name("api-writer");
 	pthread_mutex_lock(&w->lock);
 	while (!quit) {
 		struct api_req *batch, *r, *next;

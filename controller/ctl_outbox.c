@@ -19,6 +19,7 @@
 #include "json.h"
 #include "log.h"
 #include "text.h"
+#include "thread.h"
 #include "timeutil.h"
 #include "token.h"
 
@@ -52,6 +53,7 @@ static void *outbox_main(void *arg)
 	struct ctl_outbox *o = arg;
 	struct pg_err err = PG_ERR_INIT;
 
+	pg_thread_name("outbox");
 	while (!atomic_load(&o->stop)) {
 		/* A store that fails now (busy past its timeout) is tried again
 		 * at the next tick; the rows are consistent either way. */

@@ -28,6 +28,7 @@
 #include "ssh_conn.h"
 #include "ssh_state.h"
 #include "store.h"
+#include "thread.h"
 #include "timeutil.h"
 
 #define DISP_SLICE_MS 1000
@@ -956,6 +957,7 @@ static void *disp_host_main(void *arg)
 {
 	struct disp_host *dh = arg;
 
+	pg_thread_name("ssh-host");
 	while (!disp_stopping(dh)) {
 		struct pg_err err = PG_ERR_INIT;
 		enum disp_end end;
