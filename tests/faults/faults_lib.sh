@@ -315,9 +315,13 @@ fl_unsettled() {
 		q "SELECT count(*) FROM jobs WHERE state NOT IN ('done', 'cancelled', 'infra-error')"
 		return
 	fi
+	# A run is done once every context has its verdict, whose final
+	# check and mail are queued in the same commit.  (A verdict row of
+	# any kind was not enough: a run whose first job was decided counted
+	# as settled in the second before the pass decided its last job and
+	# queued the check and mail, and those were then counted as lost.)
 	q "SELECT (SELECT count(*) FROM jobs WHERE state NOT IN ('done', 'cancelled', 'infra-error'))
-		+ (SELECT count(*) FROM runs r WHERE r.state <> 'cancelled' AND NOT EXISTS
-			(SELECT 1 FROM verdicts v WHERE v.run_id = r.id AND v.metric IS NULL))
+		+ (SELECT count(*) FROM runs WHERE state IN ('planned', 'running'))
 		+ (SELECT count(*) FROM check_outbox WHERE delivery = 'queued')
 		+ (SELECT count(*) FROM email_outbox WHERE delivery = 'queued')"
 }
