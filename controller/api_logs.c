@@ -226,15 +226,18 @@ static void *api_logs_main(void *arg)
 		int64_t size = 0;
 
 		while (!l->head && !l->quit) {
-			int64_t wait_ms = l->prep_head ? l->prep_head->due_ms - pg_time_mono_ms() : 0;
-			struct timespec until = api_abstime(wait_ms);
+			int64_t wait_ms;
+			struct timespec until;
 
-			if (!l->prep_head)
+			if (!l->prep_head) {
 				pthread_cond_wait(&l->cond, &l->lock);
-			else if (wait_ms <= 0)
+				continue;
+			}
+			wait_ms = l->prep_head->due_ms - pg_time_mono_ms();
+			if (wait_ms <= 0)
 				break;
-			else
-				pthread_cond_timedwait(&l->cond, &l->lock, &until);
+			until = api_abstime(wait_ms);
+			pthread_cond_timedwait(&l->cond, &l->lock, &until);
 		}
 		r = l->head;
 		if (!r && (p = l->prep_head) && !l->quit) {

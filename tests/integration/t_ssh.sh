@@ -219,7 +219,7 @@ echo "part 2: session killed: process group $pgid gone, attempt 1 '$a1', attempt
 # unanswered would hold the job for AGENT_STREAM_FETCH_WAIT_S.
 hold_recheck 3 true
 wait_until 60 "job $job running on ssh-1" running
-wait_until 30 "the job's sleep (its mbox fetched)" pgrep -f "^sleep 3" >/dev/null
+wait_until 30 "the job's sleep (its mbox fetched)" pgrep -x -f "sleep 3\.000" >/dev/null
 sessions=$(sshd_sessions)
 for p in $sessions; do kill -STOP "$p"; done
 spooled() { ls "$TMP"/host/spool/result-*.json >/dev/null 2>&1; }
