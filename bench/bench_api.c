@@ -62,6 +62,7 @@
  * first waits PG_BENCH_SETTLE_S seconds (default 40; 0 in crash mode, which
  * counts losses, not latency).
  *
+ * PG_BENCH_KEEP=1 keeps the store's directory and prints where it is.
  * PG_BENCH_THREADS sets api.threads (default 4, the controller's default).
  * PG_BENCH_ONLY_API=1 stops after the api phase (no api-max, api-read).
  * A slow disk: run with LD_PRELOAD=BUILD/tests/preload/slowsync.so
