@@ -54,10 +54,11 @@
  * kernel does not reuse an inode freed in the last 30 to 35 s: each new
  * file scans past every such inode (find_inode_bit(), recently_deleted()),
  * a buffer lookup each.  A run started within that time of the last one's
- * clean-up measured those scans: every new log file cost 5 to 20 ms in the
- * log appenders, and log chunks had p99 51 to 127 ms in 4 runs back to
- * back, against 6.0 to 11.1 ms in 4 runs started 50 s apart and 7.7 to
- * 16.9 ms in 4 back to back whose directories were kept (2026-12-05).  A
+ * clean-up measured those scans: new log files took up to 20 ms each to
+ * create in the log appenders, and log chunks had p99 51 to 127 ms in 4
+ * runs back to back, against 6.0 to 11.1 ms in 4 runs started 50 s apart
+ * and 7.7 to 16.9 ms in 4 back to back whose directories were kept
+ * (2026-12-05).  A
  * controller's own data directory sees no such mass deletion, so the bench
  * first waits PG_BENCH_SETTLE_S seconds (default 40; 0 in crash mode, which
  * counts losses, not latency).
