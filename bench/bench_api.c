@@ -58,10 +58,9 @@
  * create in the log appenders, and log chunks had p99 51 to 127 ms in 4
  * runs back to back, against 6.0 to 11.1 ms in 4 runs started 50 s apart
  * and 7.7 to 16.9 ms in 4 back to back whose directories were kept
- * (2026-12-05).  A
- * controller's own data directory sees no such mass deletion, so the bench
- * first waits PG_BENCH_SETTLE_S seconds (default 40; 0 in crash mode, which
- * counts losses, not latency).
+ * (2026-12-05).  A controller's own data directory sees no such mass
+ * deletion, so the bench first waits PG_BENCH_SETTLE_S seconds (default
+ * 40; 0 in crash mode, which counts losses, not latency).
  *
  * PG_BENCH_KEEP=1 keeps the store's directory and prints where it is.
  * PG_BENCH_THREADS sets api.threads (default 4, the controller's default).
