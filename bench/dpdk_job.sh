@@ -31,7 +31,7 @@ dpdk_ingest_plan "$TMP/aa.mbox"
 dpdk_agent_config bench-1
 "$AGENT" --config "$TMP/agent.json" --log-level warn --once >"$TMP/agent.log" 2>&1 ||
 	{ tail -n 30 "$TMP/agent.log"; fail "the agent did not run the job"; }
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 [ "$(q "SELECT outcome FROM jobs")" = ok ] || { q "SELECT outcome, outcome_detail FROM jobs"; fail "job not ok"; }
 q "SELECT fingerprint FROM results" >"$TMP/fp.json"
 jq -r --arg reps "$reps" '.timings |

@@ -31,7 +31,7 @@ blocks=${PG_BENCH_SSH_BLOCKS:-2}
 sshd_start
 demo_tree
 db="$TMP/state/perfgate.db"
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 mkdir -p "$TMP/host"
 cat >"$TMP/host/agent.json" <<EOF
 { "name": "ssh-1", "labels": { "pool": "demo" }, "runner": "builtin",

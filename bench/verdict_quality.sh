@@ -47,7 +47,7 @@ dpdk_agent_config verdict-1
 agent=$!
 stop_all() { kill -9 "$ctl" "$agent" 2>/dev/null; }
 cleanup_hooks="stop_all"
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 
 # mde_of RUN: "metric mde_pct" per gated key of the run's jobs, from the
 # run's JSON or else each job's verdict JSON; nothing when neither has it.

@@ -72,7 +72,8 @@ revive() {
 		fs_serve
 	fi
 }
-# hold SECONDS: the sqlite3 shell holds the write lock that long.
+# hold SECONDS: the sqlite3 shell holds the write lock that long (run
+# directly, not through lib.sh's function, so that $holder is its pid).
 hold() {
 	{
 		echo ".timeout 30000"
@@ -80,7 +81,7 @@ hold() {
 		echo "SELECT 'locked';"
 		sleep "$1"
 		echo "ROLLBACK;"
-	} | sqlite3 "$db" >"$TMP/hold.out" 2>&1 &
+	} | command sqlite3 "$db" >"$TMP/hold.out" 2>&1 &
 	holder=$!
 	fs_wait 10 "the lock taken" grep -q locked "$TMP/hold.out"
 	wait "$holder" || { cat "$TMP/hold.out"; fail "the sqlite3 shell failed"; }

@@ -28,7 +28,7 @@
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 db="$TMP/state/perfgate.db"
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 
 pw=""
 smtp=""

@@ -5,6 +5,7 @@
 #   fail MSG           print and exit 1
 #   expect_rc N CMD..  run CMD, fail unless it exits with N; output in $TMP/out
 #   expect_grep PATTERN FILE   fail unless FILE matches (grep -E)
+#   sqlite3 ...        the sqlite3 shell with a 30 s busy timeout
 #   demo_tree [FILE [JQ]]   $TMP/dpdk, a git tree at VERSION 22.11.0, and
 #                      $TMP/profiles/FILE (demo.json), the demo profile on it
 #                      edited by the jq filter JQ
@@ -26,6 +27,15 @@ cd "$PG_TOP" || exit 1
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+# Every sqlite3 shell a test runs waits up to 30 s for a lock.  The
+# controller under test writes the same store at any moment (its writer
+# thread, its maintenance); without a busy timeout the shell's own write,
+# or a read that meets a checkpoint, fails at once with "database is
+# locked" and the test then asserts on a change that never happened.
+sqlite3() {
+	command sqlite3 -cmd '.timeout 30000' "$@"
 }
 
 expect_rc() {

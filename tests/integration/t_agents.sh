@@ -36,7 +36,7 @@ EOF
 write_ctl_config 127.0.0.1:0
 C="$CTL --config $TMP/c.json"
 db="$TMP/state/perfgate.db"
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 expect_rc 0 $C db migrate
 
 ctl=""

@@ -43,7 +43,7 @@ expect_grep 'No changes -- Patch already applied' "$TMP/am.out"
 dpdk_profile '.contexts["perfgate-demo-Performance"].build_modes = ["demo-release"]'
 dpdk_controller already-1
 dpdk_agent_config already-1
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 admin="Authorization: Bearer $(cat "$TMP/admin")"
 
 expect_rc 0 $C ingest --mbox "$TMP/p.mbox"

@@ -14,7 +14,7 @@ done
 DB="$TMP/state/perfgate.db"
 CTX=perfgate-demo-Performance
 
-q() { sqlite3 "$DB" "$1"; }
+q() { sqlite3 "$DB" "$1" || fail "sqlite3: $1"; }
 
 # q_is SQL EXPECTED
 q_is() {

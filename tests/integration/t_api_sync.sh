@@ -13,7 +13,7 @@ for tool in curl jq sqlite3; do
 	command -v $tool >/dev/null || fail "$tool is needed"
 done
 DB="$TMP/state/perfgate.db"
-q() { sqlite3 "$DB" "$1"; }
+q() { sqlite3 "$DB" "$1" || fail "sqlite3: $1"; }
 HOLD="$TMP/hold"
 
 write_config "$TMP/c.json" '"api": { "listen": "127.0.0.1:0", "lease_s": 60, "threads": 2 }'
@@ -62,9 +62,11 @@ post() {
 # held disk would stop too; only the syncer's wait is under test here.
 # (On a snapshot of the database file, the reader keeps the checkpointer
 # from copying frames back, so the WAL is never all copied again; on a
-# snapshot in the WAL, it keeps a writer from restarting it.)
+# snapshot in the WAL, it keeps a writer from restarting it.)  The shell
+# is run directly, not through lib.sh's function, so that $reader is its
+# own pid.
 mkfifo "$TMP/reader.in"
-sqlite3 "$DB" <"$TMP/reader.in" >"$TMP/reader.out" 2>&1 &
+command sqlite3 -cmd ".timeout 30000" "$DB" <"$TMP/reader.in" >"$TMP/reader.out" 2>&1 &
 reader=$!
 exec 3>"$TMP/reader.in"
 printf 'BEGIN;\nSELECT count(*) FROM jobs;\n' >&3

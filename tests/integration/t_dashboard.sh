@@ -9,7 +9,7 @@
 . "$PG_TOP/tests/integration/lib.sh"
 
 DB="$TMP/state/perfgate.db"
-q() { sqlite3 "$DB" "$1"; }
+q() { sqlite3 "$DB" "$1" || fail "sqlite3: $1"; }
 CSP="default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 # get PATH: the status; body in $TMP/body, headers in $TMP/hdr.

@@ -32,7 +32,7 @@ url=$(sed -n 's|^demo: the dashboard: \(http://[^/ ]*\)/ .*|\1|p' "$TMP/demo.out
 [ -n "$url" ] || fail "no dashboard URL in the demo's output"
 pw="http://127.0.0.1:$(sed -n 's/^listening on //p' "$state/logs/patchwork.out")"
 db=$state/state/perfgate.db
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 expected=$PG_TOP/patches/samples/demo/expected
 
 # No attempt ended as an infrastructure error: a build that breaks is a

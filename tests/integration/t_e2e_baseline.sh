@@ -20,7 +20,7 @@ dpdk_agent_config e2e-1
 dpdk_controller e2e-1 ssh
 stop_ctl() { kill -9 "$ctl" 2>/dev/null; }
 cleanup_hooks="$cleanup_hooks stop_ctl"
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 
 expect_rc 0 $C baseline run dpdk-demo main
 expect_grep '^baseline run [0-9]+: dpdk-demo main, 2 jobs queued$' "$TMP/out"

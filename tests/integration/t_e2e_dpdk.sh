@@ -33,7 +33,7 @@ dpdk_ingest_plan "$TMP/series.mbox"
 [ "$(sqlite3 "$db" "SELECT base_commit FROM runs")" = "$base" ] ||
 	fail "the run is not on the patch's base-commit"
 dpdk_agent_config e2e-1
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 # run_once N: one job through agent --once.
 run_once() {
 	start=$(date +%s)

@@ -29,7 +29,7 @@ dpdk_controller ports-1
 stop_ctl() { kill -9 "$ctl" 2>/dev/null; }
 cleanup_hooks="stop_ctl"
 dpdk_ingest_plan "$TMP/series.mbox"
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 [ "$(q "SELECT count(*) FROM jobs WHERE state = 'queued'")" = 1 ] ||
 	{ q "SELECT id, state, spec FROM jobs"; fail "expected 1 queued job"; }
 q "SELECT spec FROM jobs" >"$TMP/spec.json"

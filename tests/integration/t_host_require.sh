@@ -28,7 +28,7 @@ dpdk_controller req-1
 stop_ctl() { kill -9 "$ctl" 2>/dev/null; }
 cleanup_hooks="stop_ctl"
 dpdk_ingest_plan "$TMP/series.mbox"
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 # The requirement reached the job's spec (the planner's side).
 q "SELECT spec FROM jobs ORDER BY id LIMIT 1" >"$TMP/spec.json"
 jq_is "$TMP/spec.json" '.host.require.governor' "$req_gov"

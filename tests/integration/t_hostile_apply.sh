@@ -118,7 +118,7 @@ echo "hostile: the bomb's mail is $(wc -c <"$TMP/bomb.mbox") bytes for a 5368709
 dpdk_profile '.contexts["perfgate-demo-Performance"].build_modes = ["demo-release"]'
 dpdk_controller hostile-1
 dpdk_agent_config hostile-1
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 # run_job MBOX NAME: ingest, plan, one agent --once; the peak resident
 # memory of the agent and every child it waited for in $TMP/rss-NAME (KiB).
 run_job() {

@@ -23,7 +23,7 @@
 sshd_start
 demo_tree
 db="$TMP/state/perfgate.db"
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 "$db" "$1" || fail "sqlite3: $1"; }
 is() { [ "$(q "$1")" = "$2" ]; }
 echo "admin-token-0123456789abcdef" >"$TMP/admin-token"
 mkdir -p "$TMP/host"
