@@ -35,7 +35,13 @@
  *            that wait is the lease's.  Otherwise latency counts from the
  *            time the request was due, so a reply that came late delays the
  *            agent's next request and that delay counts too (no coordinated
- *            omission).  goal=met when the achieved rate is at least 98% of
+ *            omission).  Each api-kind line also counts the requests
+ *            over 20 ms as the agents saw them (client_over_20ms) and as
+ *            the controller timed them from headers to last byte
+ *            (server_over_10ms, server_over_20ms: its /metrics), and
+ *            api-stage lines give the controller's p99 (a bucket bound)
+ *            per stage of the writer's requests (writer, sync, send) and
+ *            of its WAL syncs: where a slow answer waited.  goal=met when the achieved rate is at least 98% of
  *            the offered rate, the offered rate is at least 5,000/s and
  *            p99 < 20 ms.
  *   api-max  closed loop: every agent heartbeats back to back: the writer's
@@ -1044,19 +1050,175 @@ static double print_line(const char *name, struct load *ld, const struct usage *
 	return rate;
 }
 
-/* One line per kind of request seen in the last phase. */
+/* The controller's /metrics, whole, into buf (NUL-terminated); 0 or -1.
+ * A blocking GET on a connection of its own, after the phase. */
+static int fetch_metrics(const struct load *ld, char *buf, size_t cap)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: bench\r\n"
+				  "Connection: close\r\n\r\n";
+	struct timeval tv = { .tv_sec = 10 };
+	size_t len = 0;
+	int fd, rc = -1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (const struct sockaddr *)&ld->addr, sizeof(ld->addr)) < 0 ||
+	    write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
+		goto out;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap)
+			goto out;	/* larger than any /metrics of this bench */
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	rc = strstr(buf, "\r\n\r\n") ? 0 : -1;
+out:
+	close(fd);
+	return rc;
+}
+
+/* From the /metrics text m: the number of requests of route that took
+ * the controller more than le seconds (le one of its bucket bounds), and
+ * how many there were; 0, or -1 when the lines are not there. */
+static int server_over(const char *m, const char *route, const char *le, uint64_t *over,
+		       uint64_t *count)
+{
+	char key[128];
+	const char *p;
+	unsigned long long below, all;
+	int n;
+
+	n = snprintf(key, sizeof(key), "perfgate_http_request_duration_seconds_bucket"
+		     "{route=\"%s\",le=\"%s\"} ", route, le);
+	if (n < 0 || (size_t)n >= sizeof(key) || !(p = strstr(m, key)) ||
+	    sscanf(p + n, "%llu", &below) != 1)
+		return -1;
+	n = snprintf(key, sizeof(key), "perfgate_http_request_duration_seconds_count"
+		     "{route=\"%s\"} ", route);
+	if (n < 0 || (size_t)n >= sizeof(key) || !(p = strstr(m, key)) ||
+	    sscanf(p + n, "%llu", &all) != 1 || below > all)
+		return -1;
+	*over = all - below;
+	*count = all;
+	return 0;
+}
+
+/* From the histogram `name` with the labels `labels` ("" or `k="v",`) in
+ * the /metrics text m: into out, its count, the bound of the bucket its
+ * p99 falls in ("p99<=5 ms") and how many were over 20 ms; 0, or -1 when
+ * its lines are not there. */
+static int server_hist(const char *m, const char *name, const char *labels, char *out,
+		       size_t size)
+{
+	static const char *const le[] = { "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.02",
+					  "0.05", "0.1", "0.25", "0.5", "1", "2.5", "10", "30",
+					  "60" };
+	static const double le_ms[] = { 0.5, 1, 2.5, 5, 10, 20, 50, 100, 250, 500, 1000, 2500,
+					10000, 30000, 60000 };
+	unsigned long long cum[sizeof(le) / sizeof(le[0])], all;
+	double p99_ms = -1;	/* -1: over the last bound */
+	char key[160];
+	const char *p;
+	int n;
+
+	n = snprintf(key, sizeof(key), "%s_count%s%.*s%s ", name, *labels ? "{" : "",
+		     *labels ? (int)strlen(labels) - 1 : 0, labels, *labels ? "}" : "");
+	if (n < 0 || (size_t)n >= sizeof(key) || !(p = strstr(m, key)) ||
+	    sscanf(p + n, "%llu", &all) != 1)
+		return -1;
+	for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
+		n = snprintf(key, sizeof(key), "%s_bucket{%sle=\"%s\"} ", name, labels, le[i]);
+		if (n < 0 || (size_t)n >= sizeof(key) || !(p = strstr(m, key)) ||
+		    sscanf(p + n, "%llu", &cum[i]) != 1)
+			return -1;
+	}
+	for (size_t i = 0; all && i < sizeof(le) / sizeof(le[0]); i++)
+		if ((double)cum[i] >= 0.99 * (double)all) {
+			p99_ms = le_ms[i];
+			break;
+		}
+	/* cum[5] is the bucket of le="0.02": the goal's 20 ms. */
+	if (!all)
+		n = snprintf(out, size, "n=0");
+	else if (p99_ms < 0)
+		n = snprintf(out, size, "n=%llu p99>60000 ms over_20ms=%llu", all, all - cum[5]);
+	else
+		n = snprintf(out, size, "n=%llu p99<=%g ms over_20ms=%llu", all, p99_ms,
+			     all - cum[5]);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* The controller's own account of where the writer's requests spent
+ * their time (perfgate_api_stage_duration_seconds) and of its WAL syncs,
+ * from /metrics (buckets: a p99 is the bound of its bucket). */
+static void print_stages(const char *name, const char *metrics)
+{
+	static const char *const stages[] = { "writer", "sync", "send" };
+	char line[160], labels[32];
+
+	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++) {
+		if (snprintf(labels, sizeof(labels), "stage=\"%s\",", stages[i]) >=
+		    (int)sizeof(labels) ||
+		    server_hist(metrics, "perfgate_api_stage_duration_seconds", labels, line,
+				sizeof(line)) < 0)
+			continue;
+		printf("bench %s-stage: stage=%s %s\n", name, stages[i], line);
+	}
+	if (server_hist(metrics, "perfgate_store_wal_sync_duration_seconds", "", line,
+			sizeof(line)) == 0)
+		printf("bench %s-stage: stage=wal_sync %s\n", name, line);
+}
+
+/* One line per kind of request seen in the last phase.  Each line also
+ * says how many took over 20 ms as the agents saw it (client) and as the
+ * controller timed it, from a request's headers to its response
+ * (server, from /metrics: since the controller started, which for the
+ * agents' kinds is this phase).  The difference is time outside the
+ * request's handling: waiting to be read, or its answer to be written,
+ * by an HTTP thread busy with other connections. */
 static void print_kinds(const char *name, struct load *ld)
 {
+	static const char *const routes[K_N] = { "lease", "heartbeat", "logs", "result", NULL };
+	static char metrics[256 * 1024];
+	bool have_metrics = fetch_metrics(ld, metrics, sizeof(metrics)) == 0;
+
+	if (!have_metrics && !ld->killed)
+		fprintf(stderr, "bench api: could not read the controller's /metrics\n");
 	for (int k = 0; k < K_N; k++) {
 		struct lat *l = &ld->kind_lat[k];
+		uint64_t s_over = 0, s_over10 = 0, s_n = 0;
+		size_t c_over = 0;
+		char server[128] = "";
 
 		if (!l->n)
 			continue;
 		qsort(l->us, l->n, sizeof(*l->us), cmp_u32);
-		printf("bench %s-kind: kind=%s requests=%zu p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
-		       name, kind_names[k], l->n, lat_ms(l, 0.50), lat_ms(l, 0.99),
-		       lat_ms(l, 1.0));
+		for (size_t i = l->n; i > 0 && l->us[i - 1] > GOAL_P99_MS * 1000; i--)
+			c_over++;
+		if (have_metrics && routes[k] &&
+		    server_over(metrics, routes[k], "0.01", &s_over10, &s_n) == 0 &&
+		    server_over(metrics, routes[k], "0.02", &s_over, &s_n) == 0)
+			snprintf(server, sizeof(server), " server_over_10ms=%llu server_over_20ms=%llu"
+				 " of %llu", (unsigned long long)s_over10,
+				 (unsigned long long)s_over, (unsigned long long)s_n);
+		printf("bench %s-kind: kind=%s requests=%zu p50=%.2f ms p99=%.2f ms max=%.2f ms"
+		       " client_over_20ms=%zu%s\n", name, kind_names[k], l->n, lat_ms(l, 0.50),
+		       lat_ms(l, 0.99), lat_ms(l, 1.0), c_over, server);
 	}
+	if (have_metrics)
+		print_stages(name, metrics);
 	fflush(stdout);
 }
 

@@ -169,6 +169,10 @@ struct api_req {
 	struct pg_buf note;		/* an info line for the log, or empty */
 	bool count_lease;		/* for /metrics */
 	int count_result;		/* enum api_result_count, or -1 */
+
+	/* Its stages, for /metrics (enum api_stage): monotonic us, 0 unset. */
+	int64_t queued_us, committed_us, resumed_us;
+	bool was_parked;		/* a lease that waited for a job */
 };
 
 /* The read connections: one per HTTP thread, plus one for spare. */

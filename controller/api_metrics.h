@@ -18,6 +18,15 @@
  *                                            and _sum, _count: latency per
  *                                            route (a lease's includes its
  *                                            long-poll wait)
+ *   perfgate_api_stage_duration_seconds_bucket{stage="writer",le="0.005"}
+ *                                            where the requests that went
+ *                                            through the writer spent their
+ *                                            time (enum api_stage)
+ *   perfgate_store_wal_sync_duration_seconds_bucket{le="0.005"}
+ *                                            each fdatasync() of the WAL by
+ *                                            the API's syncer: the disk's
+ *                                            share (as etcd's
+ *                                            etcd_disk_wal_fsync_duration_seconds)
  *
  * The counters live in memory (they restart at 0 with the process, as
  * Prometheus expects of counters); the gauges come from the store.  The
@@ -48,12 +57,32 @@ enum api_result_count {
 	API_RESULT_KINDS
 };
 
+/* Where a request that went through the writer (api_worker.c) spent its
+ * time, once its headers were read: the three add up to most of its
+ * latency, and say whether a slow answer waited for the CPU, the disk or
+ * the network. */
+enum api_stage {
+	API_STAGE_WRITER,	/* queued for the writer until its batch committed
+				 * (a lease parked for want of a job: not counted) */
+	API_STAGE_SYNC,		/* committed until the WAL was on disk: the
+				 * requests whose answers wait for it */
+	API_STAGE_SEND,		/* answered until its last byte was sent */
+	API_STAGE_COUNT
+};
+
+/* One histogram: bucket counts (not cumulative), count and sum. */
+struct api_hist {
+	uint64_t bucket[API_METRICS_BUCKETS];
+	uint64_t count;
+	double sum;
+};
+
 /* The figures; a snapshot is a plain copy. */
 struct api_counts {
 	uint64_t by_code[API_METRICS_CODES];
-	uint64_t count[API_EP_COUNT];
-	double sum[API_EP_COUNT];
-	uint64_t bucket[API_EP_COUNT][API_METRICS_BUCKETS];	/* not cumulative */
+	struct api_hist route[API_EP_COUNT];
+	struct api_hist stage[API_STAGE_COUNT];
+	struct api_hist wal_sync;
 	uint64_t leases;
 	uint64_t results[API_RESULT_KINDS];
 	int64_t waiting;
@@ -71,6 +100,10 @@ void api_metrics_destroy(struct api_metrics *m);
 /* One request answered with `code` after `seconds`. */
 void api_metrics_request(struct api_metrics *m, enum api_ep ep, unsigned int code,
 			 double seconds);
+/* One request spent `seconds` in stage. */
+void api_metrics_stage(struct api_metrics *m, enum api_stage stage, double seconds);
+/* One sync of the WAL took `seconds`. */
+void api_metrics_wal_sync(struct api_metrics *m, double seconds);
 void api_metrics_lease(struct api_metrics *m);
 void api_metrics_result(struct api_metrics *m, enum api_result_count kind);
 void api_metrics_waiting(struct api_metrics *m, int64_t n);

@@ -30,13 +30,6 @@
 /* The biggest answer we build in memory: a series' mbox, with room. */
 #define API_OUT_MAX (API_MBOX_MAX + 65536)
 
-static int64_t api_mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* ---- the read connections ----------------------------------------------- */
 
@@ -136,7 +129,7 @@ static struct api_req *api_req_new(struct api_server *srv, struct MHD_Connection
 		return NULL;
 	r->srv = srv;
 	r->conn = conn;
-	r->start_us = api_mono_us();
+	r->start_us = pg_time_mono_us();
 	r->fd = -1;
 	r->op.offset = -1;
 	r->op.progress = -1;
@@ -547,14 +540,19 @@ static void api_completed(void *cls, struct MHD_Connection *conn, void **con_cls
 	struct api_server *srv = cls;
 	struct api_req *r = *con_cls;
 	unsigned int code;
+	int64_t now_us;
 	double secs;
 
 	if (!r)
 		return;
 	*con_cls = NULL;
-	secs = (double)(api_mono_us() - r->start_us) / 1e6;
+	now_us = pg_time_mono_us();
+	secs = (double)(now_us - r->start_us) / 1e6;
 	code = r->state == API_REQ_SENT ? r->status : 0;
 	api_metrics_request(&srv->metrics, r->route.ep, code, secs);
+	if (r->resumed_us && code && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		api_metrics_stage(&srv->metrics, API_STAGE_SEND,
+				  (double)(now_us - r->resumed_us) / 1e6);
 	if (pg_log_enabled(PG_LOG_DEBUG, "api"))
 		pg_log_debug("api", "%s %s %u%s%s %.1f ms%s", r->method, r->path, code,
 			     r->agent[0] ? " agent=" : "", r->agent, secs * 1000,
@@ -835,7 +833,7 @@ void api_server_stop(struct api_server *srv)
 	srv->mhd = NULL;
 	api_metrics_snapshot(&srv->metrics, &c);
 	for (size_t i = 0; i < API_EP_COUNT; i++)
-		total += c.count[i];
+		total += c.route[i].count;
 	pg_log_info("api", "stopped after %llu requests", (unsigned long long)total);
 	api_server_free(srv);
 }

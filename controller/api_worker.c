@@ -85,6 +85,7 @@
 
 void api_worker_done(struct api_req *r)
 {
+	r->resumed_us = pg_time_mono_us();
 	r->state = API_REQ_DONE;
 	MHD_resume_connection(r->conn);
 }
@@ -167,6 +168,17 @@ static bool api_answer_before_sync(const struct api_req *r)
 	return r->route.ep == API_EP_JOB_HEARTBEAT || r->route.ep == API_EP_JOB_LOGS;
 }
 
+/* r's batch (or transaction) committed at now_us: the end of its writer
+ * stage, unless it was a lease that waited for a job (that wait is not
+ * the writer's). */
+static void api_committed(struct api_worker *w, struct api_req *r, int64_t now_us)
+{
+	r->committed_us = now_us;
+	if (r->queued_us && !r->was_parked)
+		api_metrics_stage(&w->srv->metrics, API_STAGE_WRITER,
+				  (double)(now_us - r->queued_us) / 1e6);
+}
+
 /* The batch is over: lost (cause), its answers go out now; committed,
  * the heartbeats' go out now and the others' go to the syncer. */
 static void api_batch_finish(struct api_worker *w, const struct pg_err *cause)
@@ -177,7 +189,10 @@ static void api_batch_finish(struct api_worker *w, const struct pg_err *cause)
 	if (cause) {
 		api_resume_list(w, w->done, cause);
 	} else {
+		int64_t now_us = pg_time_mono_us();
+
 		for (r = w->done; r; r = next) {
+			api_committed(w, r, now_us);
 			struct api_req **head = api_answer_before_sync(r) ? &now : &wait;
 			struct api_req **tail = head == &now ? &now_tail : &wait_tail;
 
@@ -221,6 +236,7 @@ static void *api_syncer_main(void *arg)
 	for (;;) {
 		struct pg_err err = PG_ERR_INIT;
 		struct api_req *list;
+		int64_t t0, t1;
 		bool failed;
 
 		while (!w->sync_head && !w->sync_quit)
@@ -232,7 +248,14 @@ static void *api_syncer_main(void *arg)
 		pthread_mutex_unlock(&w->sync_lock);
 		/* What came in while this syncs waits for the next one:
 		 * commits queue up behind a slow disk and share its sync. */
+		t0 = pg_time_mono_us();
 		failed = api_sync_wal(w, &err) < 0;
+		t1 = pg_time_mono_us();
+		api_metrics_wal_sync(&w->srv->metrics, (double)(t1 - t0) / 1e6);
+		for (struct api_req *r = list; r; r = r->next)
+			if (r->committed_us)
+				api_metrics_stage(&w->srv->metrics, API_STAGE_SYNC,
+						  (double)(t1 - r->committed_us) / 1e6);
 		if (failed) {
 			pg_err_prefix(&err, "store changes not known to be on disk");
 			store_io_failed(err.msg);	/* a daemon stops here (store.h) */
@@ -306,6 +329,7 @@ static void *api_ckpt_main(void *arg)
 
 static void api_park(struct api_worker *w, struct api_req *r)
 {
+	r->was_parked = true;
 	r->next = NULL;
 	r->prev = w->parked_tail;
 	if (w->parked_tail)
@@ -562,6 +586,7 @@ static void api_worker_admin(struct api_worker *w, struct api_req *r)
 		w->dirty = true;
 	/* Its transaction committed without a sync too: its answer waits
 	 * for one, and becomes the error if the sync fails. */
+	api_committed(w, r, pg_time_mono_us());
 	r->in_batch = true;
 	r->next = NULL;
 	api_sync_push(w, r, r);
@@ -730,6 +755,7 @@ static bool api_worker_queue(struct api_worker *w, struct api_req *r, bool suspe
 		api_reply_error(r, 503, "the controller is shutting down");
 		return false;
 	}
+	r->queued_us = pg_time_mono_us();
 	api_req_enqueue(&w->head, &w->tail, r, suspend);
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);

@@ -68,7 +68,7 @@ static int64_t floor_div(int64_t a, int64_t b)
 	return q;
 }
 
-int64_t pg_time_mono_ms(void)
+int64_t pg_time_mono_us(void)
 {
 	struct timespec ts;
 
@@ -76,7 +76,12 @@ int64_t pg_time_mono_ms(void)
 	 * system, and a made-up time would corrupt every deadline. */
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
 		abort();
-	return (int64_t)ts.tv_sec * MS_PER_SEC + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t pg_time_mono_ms(void)
+{
+	return pg_time_mono_us() / 1000;
 }
 
 int64_t pg_time_wall_ms(void)

@@ -26,6 +26,8 @@
 /* Milliseconds on CLOCK_MONOTONIC.  Never fails (aborts if the kernel
  * lacks the clock, which Linux never does). */
 int64_t pg_time_mono_ms(void);
+/* The same clock in microseconds. */
+int64_t pg_time_mono_us(void);
 
 /* Milliseconds since 1970-01-01T00:00:00Z on CLOCK_REALTIME. */
 int64_t pg_time_wall_ms(void);

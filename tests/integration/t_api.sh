@@ -626,6 +626,17 @@ expect_grep '^perfgate_http_requests_total\{code="413"\} 3$' "$M"
 expect_grep '^perfgate_http_request_duration_seconds_bucket\{route="heartbeat",le="\+Inf"\} [1-9][0-9]*$' "$M"
 expect_grep '^perfgate_http_request_duration_seconds_count\{route="lease"\} [1-9][0-9]*$' "$M"
 expect_grep 'debug api: POST /api/v1/jobs/1/result 200 agent=a1 [0-9.]+ ms' "$log"
+# Where the writer's requests spent their time: every lease given and
+# result recorded waited in each stage, and each WAL sync was timed.
+metric() { awk -v k="$1" '$1 == k { print $2 }' "$M"; }
+for st in writer sync send; do
+	n=$(metric "perfgate_api_stage_duration_seconds_count{stage=\"$st\"}")
+	[ -n "$n" ] && [ "$n" -ge 3 ] || fail "stage $st counted ${n:-nothing}, expected at least 3"
+	[ "$(metric "perfgate_api_stage_duration_seconds_bucket{stage=\"$st\",le=\"+Inf\"}")" = "$n" ] ||
+		fail "stage $st: +Inf bucket is not the count"
+done
+n=$(metric perfgate_store_wal_sync_duration_seconds_count)
+[ -n "$n" ] && [ "$n" -ge 1 ] || fail "WAL syncs counted: ${n:-nothing}"
 
 # ---- kill -9 with a job leased; the lease expires while the controller is down ---
 

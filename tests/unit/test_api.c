@@ -327,6 +327,11 @@ static void test_metrics_format(void **state)
 	api_metrics_lease(&m);
 	api_metrics_result(&m, API_RESULT_DUPLICATE);
 	api_metrics_waiting(&m, 7);
+	api_metrics_stage(&m, API_STAGE_WRITER, 0.0003);
+	api_metrics_stage(&m, API_STAGE_WRITER, 0.015);
+	api_metrics_stage(&m, API_STAGE_SYNC, 0.03);
+	api_metrics_stage(&m, API_STAGE_COUNT, 1.0);	/* ignored */
+	api_metrics_wal_sync(&m, 0.002);
 	api_metrics_snapshot(&m, &c);
 	api_metrics_destroy(&m);
 	memset(&lab, 0, sizeof(lab));
@@ -384,6 +389,31 @@ static void test_metrics_format(void **state)
 	assert_non_null(strstr(text, "\nperfgate_http_request_duration_seconds_bucket"
 			       "{route=\"result\",le=\"+Inf\"} 1\n"));
 	assert_non_null(strstr(text, "{route=\"unknown\",le=\"+Inf\"} 1\n"));
+	/* The stages: one histogram per stage, every stage always there. */
+	assert_non_null(strstr(text, "# TYPE perfgate_api_stage_duration_seconds histogram\n"));
+	assert_non_null(strstr(text, "\nperfgate_api_stage_duration_seconds_bucket"
+			       "{stage=\"writer\",le=\"0.0005\"} 1\n"));
+	assert_non_null(strstr(text, "\nperfgate_api_stage_duration_seconds_bucket"
+			       "{stage=\"writer\",le=\"0.01\"} 1\n"));
+	assert_non_null(strstr(text, "\nperfgate_api_stage_duration_seconds_bucket"
+			       "{stage=\"writer\",le=\"0.02\"} 2\n"));
+	assert_non_null(strstr(text, "\nperfgate_api_stage_duration_seconds_sum"
+			       "{stage=\"writer\"} 0.015300\n"));
+	assert_non_null(strstr(text, "\nperfgate_api_stage_duration_seconds_count"
+			       "{stage=\"writer\"} 2\n"));
+	assert_non_null(strstr(text, "\nperfgate_api_stage_duration_seconds_bucket"
+			       "{stage=\"sync\",le=\"0.05\"} 1\n"));
+	assert_non_null(strstr(text, "\nperfgate_api_stage_duration_seconds_count"
+			       "{stage=\"send\"} 0\n"));
+	/* A histogram without labels. */
+	assert_non_null(strstr(text, "# TYPE perfgate_store_wal_sync_duration_seconds histogram\n"
+			       "perfgate_store_wal_sync_duration_seconds_bucket{le=\"0.0005\"} 0\n"));
+	assert_non_null(strstr(text, "\nperfgate_store_wal_sync_duration_seconds_bucket"
+			       "{le=\"0.0025\"} 1\n"));
+	assert_non_null(strstr(text, "\nperfgate_store_wal_sync_duration_seconds_bucket"
+			       "{le=\"+Inf\"} 1\n"
+			       "perfgate_store_wal_sync_duration_seconds_sum 0.002000\n"
+			       "perfgate_store_wal_sync_duration_seconds_count 1\n"));
 	/* Every line is a comment or "name{labels} value". */
 	for (const char *p = text; *p; ) {
 		const char *nl = strchr(p, '\n');
