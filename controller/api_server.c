@@ -30,7 +30,6 @@
 /* The biggest answer we build in memory: a series' mbox, with room. */
 #define API_OUT_MAX (API_MBOX_MAX + 65536)
 
-
 /* ---- the read connections ----------------------------------------------- */
 
 static void api_pool_close(struct api_pool *p)

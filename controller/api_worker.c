@@ -192,10 +192,10 @@ static void api_batch_finish(struct api_worker *w, const struct pg_err *cause)
 		int64_t now_us = pg_time_mono_us();
 
 		for (r = w->done; r; r = next) {
-			api_committed(w, r, now_us);
 			struct api_req **head = api_answer_before_sync(r) ? &now : &wait;
 			struct api_req **tail = head == &now ? &now_tail : &wait_tail;
 
+			api_committed(w, r, now_us);
 			next = r->next;
 			r->next = NULL;
 			if (*tail)
