@@ -41,9 +41,9 @@
  *            (server_over_10ms, server_over_20ms: its /metrics), and
  *            api-stage lines give the controller's p99 (a bucket bound)
  *            per stage of the writer's requests (writer, sync, send) and
- *            of its WAL syncs: where a slow answer waited.  goal=met when the achieved rate is at least 98% of
- *            the offered rate, the offered rate is at least 5,000/s and
- *            p99 < 20 ms.
+ *            of its WAL syncs: where a slow answer waited.  goal=met when
+ *            the achieved rate is at least 98% of the offered rate, the
+ *            offered rate is at least 5,000/s and p99 < 20 ms.
  *   api-max  closed loop: every agent heartbeats back to back: the writer's
  *            ceiling (latency there is queueing: agents / rate).
  *   api-read closed loop: GET /api/v1/jobs/ID (read connections, no
