@@ -110,7 +110,9 @@
 #include <cjson/cJSON.h>
 
 #include "api_auth.h"
+#include "api_metrics.h"
 #include "err.h"
+#include "http.h"
 #include "proc.h"
 #include "sched.h"
 #include "store.h"
@@ -1050,135 +1052,105 @@ static double print_line(const char *name, struct load *ld, const struct usage *
 	return rate;
 }
 
-/* The controller's /metrics, whole, into buf (NUL-terminated); 0 or -1.
- * A blocking GET on a connection of its own, after the phase. */
-static int fetch_metrics(const struct load *ld, char *buf, size_t cap)
+/* The value of the sample `key` (a name and its labels, as printed) in
+ * the /metrics text m; 0, or -1 when it is not there. */
+static int metric_u64(const char *m, const char *key, unsigned long long *v)
 {
-	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: bench\r\n"
-				  "Connection: close\r\n\r\n";
-	struct timeval tv = { .tv_sec = 10 };
-	size_t len = 0;
-	int fd, rc = -1;
+	size_t n = strlen(key);
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-	    connect(fd, (const struct sockaddr *)&ld->addr, sizeof(ld->addr)) < 0 ||
-	    write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
-		goto out;
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 >= cap)
-			goto out;	/* larger than any /metrics of this bench */
-		n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto out;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	rc = strstr(buf, "\r\n\r\n") ? 0 : -1;
-out:
-	close(fd);
-	return rc;
+	for (const char *p = m; (p = strstr(p, key)); p += n)
+		if ((p == m || p[-1] == '\n') && p[n] == ' ')
+			return sscanf(p + n + 1, "%llu", v) == 1 ? 0 : -1;
+	return -1;
 }
 
-/* From the /metrics text m: the number of requests of route that took
- * the controller more than le seconds (le one of its bucket bounds), and
- * how many there were; 0, or -1 when the lines are not there. */
-static int server_over(const char *m, const char *route, const char *le, uint64_t *over,
-		       uint64_t *count)
+/* One histogram of /metrics: cumulative buckets at the controller's own
+ * bounds (api_metrics_le) and the count. */
+struct srv_hist {
+	unsigned long long cum[API_METRICS_BUCKETS], count;
+};
+
+/* The histogram `name` with the labels `labels` ("" for none, else
+ * `k="v"`) from the /metrics text m; 0, or -1 when a line is missing. */
+static int srv_hist(const char *m, const char *name, const char *labels, struct srv_hist *h)
 {
-	char key[128];
-	const char *p;
-	unsigned long long below, all;
+	char key[160];
 	int n;
 
-	n = snprintf(key, sizeof(key), "perfgate_http_request_duration_seconds_bucket"
-		     "{route=\"%s\",le=\"%s\"} ", route, le);
-	if (n < 0 || (size_t)n >= sizeof(key) || !(p = strstr(m, key)) ||
-	    sscanf(p + n, "%llu", &below) != 1)
+	for (size_t b = 0; b < API_METRICS_BUCKETS; b++) {
+		n = snprintf(key, sizeof(key), "%s_bucket{%s%sle=\"%g\"}", name, labels,
+			     *labels ? "," : "", api_metrics_le[b]);
+		if (n < 0 || (size_t)n >= sizeof(key) || metric_u64(m, key, &h->cum[b]) < 0)
+			return -1;
+	}
+	n = *labels ? snprintf(key, sizeof(key), "%s_count{%s}", name, labels)
+		    : snprintf(key, sizeof(key), "%s_count", name);
+	if (n < 0 || (size_t)n >= sizeof(key) || metric_u64(m, key, &h->count) < 0)
 		return -1;
-	n = snprintf(key, sizeof(key), "perfgate_http_request_duration_seconds_count"
-		     "{route=\"%s\"} ", route);
-	if (n < 0 || (size_t)n >= sizeof(key) || !(p = strstr(m, key)) ||
-	    sscanf(p + n, "%llu", &all) != 1 || below > all)
-		return -1;
-	*over = all - below;
-	*count = all;
 	return 0;
 }
 
-/* From the histogram `name` with the labels `labels` ("" or `k="v",`) in
- * the /metrics text m: into out, its count, the bound of the bucket its
- * p99 falls in ("p99<=5 ms") and how many were over 20 ms; 0, or -1 when
- * its lines are not there. */
-static int server_hist(const char *m, const char *name, const char *labels, char *out,
-		       size_t size)
+/* How many of h took more than ms milliseconds (ms one of its bounds). */
+static unsigned long long srv_over(const struct srv_hist *h, double ms)
 {
-	static const char *const le[] = { "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.02",
-					  "0.05", "0.1", "0.25", "0.5", "1", "2.5", "10", "30",
-					  "60" };
-	static const double le_ms[] = { 0.5, 1, 2.5, 5, 10, 20, 50, 100, 250, 500, 1000, 2500,
-					10000, 30000, 60000 };
-	unsigned long long cum[sizeof(le) / sizeof(le[0])], all;
-	double p99_ms = -1;	/* -1: over the last bound */
-	char key[160];
-	const char *p;
-	int n;
-
-	n = snprintf(key, sizeof(key), "%s_count%s%.*s%s ", name, *labels ? "{" : "",
-		     *labels ? (int)strlen(labels) - 1 : 0, labels, *labels ? "}" : "");
-	if (n < 0 || (size_t)n >= sizeof(key) || !(p = strstr(m, key)) ||
-	    sscanf(p + n, "%llu", &all) != 1)
-		return -1;
-	for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
-		n = snprintf(key, sizeof(key), "%s_bucket{%sle=\"%s\"} ", name, labels, le[i]);
-		if (n < 0 || (size_t)n >= sizeof(key) || !(p = strstr(m, key)) ||
-		    sscanf(p + n, "%llu", &cum[i]) != 1)
-			return -1;
-	}
-	for (size_t i = 0; all && i < sizeof(le) / sizeof(le[0]); i++)
-		if ((double)cum[i] >= 0.99 * (double)all) {
-			p99_ms = le_ms[i];
-			break;
-		}
-	/* cum[5] is the bucket of le="0.02": the goal's 20 ms. */
-	if (!all)
-		n = snprintf(out, size, "n=0");
-	else if (p99_ms < 0)
-		n = snprintf(out, size, "n=%llu p99>60000 ms over_20ms=%llu", all, all - cum[5]);
-	else
-		n = snprintf(out, size, "n=%llu p99<=%g ms over_20ms=%llu", all, p99_ms,
-			     all - cum[5]);
-	return n < 0 || (size_t)n >= size ? -1 : 0;
+	for (size_t b = 0; b < API_METRICS_BUCKETS; b++)
+		if (api_metrics_le[b] * 1000 >= ms * (1 - 1e-9))
+			return h->count - h->cum[b];
+	return 0;
 }
 
 /* The controller's own account of where the writer's requests spent
  * their time (perfgate_api_stage_duration_seconds) and of its WAL syncs,
- * from /metrics (buckets: a p99 is the bound of its bucket). */
+ * from /metrics: count, the bound of the bucket the p99 falls in, and
+ * how many were over the goal's 20 ms. */
 static void print_stages(const char *name, const char *metrics)
 {
-	static const char *const stages[] = { "writer", "sync", "send" };
-	char line[160], labels[32];
+	/* NULL: the WAL syncs, a histogram without labels. */
+	static const char *const stages[] = { "writer", "sync", "send", NULL };
 
 	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++) {
-		if (snprintf(labels, sizeof(labels), "stage=\"%s\",", stages[i]) >=
-		    (int)sizeof(labels) ||
-		    server_hist(metrics, "perfgate_api_stage_duration_seconds", labels, line,
-				sizeof(line)) < 0)
+		char labels[32];
+		struct srv_hist h;
+		double p99_ms = -1;	/* -1: beyond the last bound */
+
+		if (stages[i]) {
+			if (snprintf(labels, sizeof(labels), "stage=\"%s\"", stages[i]) >=
+			    (int)sizeof(labels) ||
+			    srv_hist(metrics, "perfgate_api_stage_duration_seconds", labels, &h) < 0)
+				continue;
+		} else if (srv_hist(metrics, "perfgate_store_wal_sync_duration_seconds", "",
+				    &h) < 0) {
 			continue;
-		printf("bench %s-stage: stage=%s %s\n", name, stages[i], line);
+		}
+		printf("bench %s-stage: stage=%s n=%llu", name, stages[i] ? stages[i] : "wal_sync",
+		       h.count);
+		for (size_t b = 0; h.count && b < API_METRICS_BUCKETS && p99_ms < 0; b++)
+			if ((double)h.cum[b] >= 0.99 * (double)h.count)
+				p99_ms = api_metrics_le[b] * 1000;
+		if (h.count && p99_ms < 0)
+			printf(" p99>%g ms", api_metrics_le[API_METRICS_BUCKETS - 1] * 1000);
+		else if (h.count)
+			printf(" p99<=%g ms", p99_ms);
+		printf(" over_20ms=%llu\n", srv_over(&h, GOAL_P99_MS));
 	}
-	if (server_hist(metrics, "perfgate_store_wal_sync_duration_seconds", "", line,
-			sizeof(line)) == 0)
-		printf("bench %s-stage: stage=wal_sync %s\n", name, line);
+}
+
+/* The controller's /metrics into resp; 0, or -1 (said on stderr). */
+static int fetch_metrics(const struct load *ld, struct pg_http_response *resp)
+{
+	struct pg_http_opts o = PG_HTTP_OPTS_INIT;
+	struct pg_err err = PG_ERR_INIT;
+	char url[64];
+
+	if (snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics",
+		     (unsigned int)ntohs(ld->addr.sin_port)) >= (int)sizeof(url))
+		return -1;
+	if (pg_http_get(url, &o, resp, &err) < 0 || resp->status != 200) {
+		fprintf(stderr, "bench api: could not read the controller's /metrics: %s\n",
+			resp->status ? "not 200" : err.msg);
+		return -1;
+	}
+	return 0;
 }
 
 /* One line per kind of request seen in the last phase.  Each line also
@@ -1191,34 +1163,36 @@ static void print_stages(const char *name, const char *metrics)
 static void print_kinds(const char *name, struct load *ld)
 {
 	static const char *const routes[K_N] = { "lease", "heartbeat", "logs", "result", NULL };
-	static char metrics[256 * 1024];
-	bool have_metrics = fetch_metrics(ld, metrics, sizeof(metrics)) == 0;
+	struct pg_http_response resp = PG_HTTP_RESPONSE_INIT;
+	const char *metrics = NULL;
 
-	if (!have_metrics && !ld->killed)
-		fprintf(stderr, "bench api: could not read the controller's /metrics\n");
+	/* After a kill there is no controller to ask. */
+	if (!ld->killed && fetch_metrics(ld, &resp) == 0)
+		metrics = pg_buf_str(&resp.body);
 	for (int k = 0; k < K_N; k++) {
 		struct lat *l = &ld->kind_lat[k];
-		uint64_t s_over = 0, s_over10 = 0, s_n = 0;
+		struct srv_hist h;
 		size_t c_over = 0;
-		char server[128] = "";
+		char labels[32], server[128] = "";
 
 		if (!l->n)
 			continue;
 		qsort(l->us, l->n, sizeof(*l->us), cmp_u32);
 		for (size_t i = l->n; i > 0 && l->us[i - 1] > GOAL_P99_MS * 1000; i--)
 			c_over++;
-		if (have_metrics && routes[k] &&
-		    server_over(metrics, routes[k], "0.01", &s_over10, &s_n) == 0 &&
-		    server_over(metrics, routes[k], "0.02", &s_over, &s_n) == 0)
+		if (metrics && routes[k] &&
+		    snprintf(labels, sizeof(labels), "route=\"%s\"", routes[k]) <
+		    (int)sizeof(labels) &&
+		    srv_hist(metrics, "perfgate_http_request_duration_seconds", labels, &h) == 0)
 			snprintf(server, sizeof(server), " server_over_10ms=%llu server_over_20ms=%llu"
-				 " of %llu", (unsigned long long)s_over10,
-				 (unsigned long long)s_over, (unsigned long long)s_n);
+				 " of %llu", srv_over(&h, 10), srv_over(&h, GOAL_P99_MS), h.count);
 		printf("bench %s-kind: kind=%s requests=%zu p50=%.2f ms p99=%.2f ms max=%.2f ms"
 		       " client_over_20ms=%zu%s\n", name, kind_names[k], l->n, lat_ms(l, 0.50),
 		       lat_ms(l, 0.99), lat_ms(l, 1.0), c_over, server);
 	}
-	if (have_metrics)
+	if (metrics)
 		print_stages(name, metrics);
+	pg_http_response_release(&resp);
 	fflush(stdout);
 }
 
@@ -1250,7 +1224,7 @@ int main(void)
 	struct usage u;
 	struct rlimit rl;
 	pthread_t tid;
-	bool tmp_made = false, thread_up = false, goal;
+	bool tmp_made = false, thread_up = false, http_up = false, goal;
 	size_t n_jobs;
 	long n_agents, seconds, rate, threads, rss = -1, hwm = -1, kill_after_s, settle_s;
 	double w_rate, max_rate, read_rate, raw_rate, w_p99;
@@ -1305,6 +1279,12 @@ int main(void)
 		return 1;
 	}
 	tmp_made = true;
+	/* libcurl, for reading /metrics; before any thread starts. */
+	if (pg_http_global_init(&th.err) < 0) {
+		fprintf(stderr, "bench api: %s\n", th.err.msg);
+		goto out;
+	}
+	http_up = true;
 	if (snprintf(conf, sizeof(conf), "%s/c.json", tmpdir) < 0 ||
 	    snprintf(db, sizeof(db), "%s/state/perfgate.db", tmpdir) < 0 ||
 	    snprintf(log, sizeof(log), "%s/serve.log", tmpdir) < 0)
@@ -1481,6 +1461,8 @@ out:
 	free(ld.lease_lat.us);
 	free(ld.hb_lat.us);
 	pg_proc_release(&serve);
+	if (http_up)
+		pg_http_global_cleanup();
 	if (tmp_made && !getenv("PG_BENCH_KEEP") && !ld.killed) {
 		const char *argv[] = { "rm", "-rf", "--", tmpdir, NULL };
 		struct pg_proc rm = PG_PROC_INIT;
