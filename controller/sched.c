@@ -874,6 +874,7 @@ int sched_heartbeat_tx(struct store *st, int64_t agent_id, int64_t job_id, int64
 {
 	struct sched_attempt a;
 	struct sched_job j;
+	bool running;
 	int rc = -1, found;
 
 	*cancel = false;
@@ -921,8 +922,18 @@ int sched_heartbeat_tx(struct store *st, int64_t agent_id, int64_t job_id, int64
 		goto out;
 	}
 	/* stage_at tells how long the agent has been in its stage, so it
-	 * moves only when the stage changes. */
+	 * moves only when the stage changes.  A job already running keeps
+	 * state out of the SET list: SQLite then leaves alone the indexes
+	 * that name state and no other column a renewal changes (jobs_state
+	 * and three partial ones), whose entries every renewal rewrote
+	 * unchanged: index work in the writer and pages in the WAL that each
+	 * sync must write. */
+	running = !strcmp(j.state, "running");
 	if (store_run(st, "renew lease",
+		      running ?
+		      "UPDATE jobs SET lease_expires = ?2,"
+		      " stage_at = CASE WHEN ?3 IS NULL OR stage IS ?3 THEN stage_at ELSE ?4 END,"
+		      " stage = coalesce(?3, stage), progress = ?5 WHERE id = ?1" :
 		      "UPDATE jobs SET state = 'running', lease_expires = ?2,"
 		      " stage_at = CASE WHEN ?3 IS NULL OR stage IS ?3 THEN stage_at ELSE ?4 END,"
 		      " stage = coalesce(?3, stage), progress = ?5 WHERE id = ?1",

@@ -743,6 +743,17 @@ static void test_heartbeat(void **state)
 			 (long long)(T0 + 140 + LEASE));
 		assert_string_equal(text, want);
 	}
+	/* Renewals of a running job leave state out of their UPDATE: the
+	 * indexes still find it, the expiry sweep's at its new time. */
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM jobs INDEXED BY jobs_lease_expiry"
+				 " WHERE state IN ('leased', 'running') AND lease_expires = ?1",
+				 STORE_ARGS(STORE_INT(T0 + 140 + LEASE))), 1);
+	assert_int_equal(sfx_int(f->st, "SELECT count(*) FROM jobs INDEXED BY jobs_state"
+				 " WHERE state = 'running' AND id = ?1", STORE_ARGS(STORE_INT(job))),
+			 1);
+	sfx_text(f->st, "SELECT group_concat(integrity_check) FROM pragma_integrity_check"
+		 " WHERE ?1 > 0", job, text, sizeof(text));
+	assert_string_equal(text, "ok");
 	assert_int_equal(heartbeat(f, a, job, 1, "bench", 60, T0 + 150, NULL, NULL), 0);
 	assert_int_equal(sfx_int(f->st, "SELECT stage_at FROM jobs WHERE id = ?1",
 				 STORE_ARGS(STORE_INT(job))), T0 + 150);
