@@ -928,19 +928,18 @@ int sched_heartbeat_tx(struct store *st, int64_t agent_id, int64_t job_id, int64
 	 * and three partial ones), whose entries every renewal rewrote
 	 * unchanged: index work in the writer and pages in the WAL that each
 	 * sync must write. */
+#define SCHED_RENEW " lease_expires = ?2," \
+	" stage_at = CASE WHEN ?3 IS NULL OR stage IS ?3 THEN stage_at ELSE ?4 END," \
+	" stage = coalesce(?3, stage), progress = ?5 WHERE id = ?1"
 	running = !strcmp(j.state, "running");
 	if (store_run(st, "renew lease",
-		      running ?
-		      "UPDATE jobs SET lease_expires = ?2,"
-		      " stage_at = CASE WHEN ?3 IS NULL OR stage IS ?3 THEN stage_at ELSE ?4 END,"
-		      " stage = coalesce(?3, stage), progress = ?5 WHERE id = ?1" :
-		      "UPDATE jobs SET state = 'running', lease_expires = ?2,"
-		      " stage_at = CASE WHEN ?3 IS NULL OR stage IS ?3 THEN stage_at ELSE ?4 END,"
-		      " stage = coalesce(?3, stage), progress = ?5 WHERE id = ?1",
+		      running ? "UPDATE jobs SET" SCHED_RENEW
+			      : "UPDATE jobs SET state = 'running'," SCHED_RENEW,
 		      STORE_ARGS(STORE_INT(job_id), STORE_INT(now + lease_s), STORE_TEXT(stage),
 				 STORE_INT(now), progress < 0 ? STORE_NULL : STORE_INT(progress)),
 		      err) < 0)
 		goto out;
+#undef SCHED_RENEW
 	rc = 0;
 out:
 	if (rc)
