@@ -96,18 +96,33 @@ verdict_of() {
 
 # by_mde KIND: the runs of KIND whose slowed key's MDE was under the
 # threshold, and the others, by verdict (warning_slower: a warning whose
-# interval shows the key slower, though not beyond the threshold).
+# interval shows the key slower, though not beyond the threshold), with
+# the slowed key's measured effect in each group: what size of slowdown
+# the counts are about on this host at that time.
 by_mde() {
-	awk -v kind=$1 -v t=$threshold '
-		NF == 3 { u = ($3 < t) ? "under" : "over"; n[u]++; c[u, $1]++ }
-		NF < 3 { n["unknown"]++ }
-		END {
-			for (i = 0; i < 3; i++) {
-				u = i == 0 ? "under" : i == 1 ? "over" : "unknown"
-				printf "bench verdict_by_mde: %s mde_%s_%s%%: runs=%d fail=%d warning_slower=%d warning=%d success=%d\n",
-					kind, u, t, n[u], c[u, "fail"], c[u, "slower"], c[u, "warning"], c[u, "success"]
-			}
-		}' "$TMP/$1.runs"
+	python3 - "$1" "$threshold" "$TMP/$1.runs" <<'PY'
+import statistics, sys
+kind, t, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+groups = {"under": [], "over": [], "unknown": []}
+for line in open(path):
+    f = line.split()
+    if len(f) == 3:
+        groups["under" if float(f[2]) < t else "over"].append((f[0], float(f[1])))
+    elif len(f) == 2:
+        groups["unknown"].append((f[0], float(f[1])))
+    elif f:
+        groups["unknown"].append((f[0], None))
+for g in ("under", "over", "unknown"):
+    r = groups[g]
+    e = sorted(x[1] for x in r if x[1] is not None)
+    eff = ("effect_pct_median=%.1f min=%.1f max=%.1f" % (statistics.median(e), e[0], e[-1])
+           if e else "effect_pct=none")
+    print("bench verdict_by_mde: %s mde_%s_%g%%: runs=%d fail=%d warning_slower=%d "
+          "warning=%d success=%d %s"
+          % (kind, g, t, len(r), sum(x[0] == "fail" for x in r),
+             sum(x[0] == "slower" for x in r), sum(x[0] == "warning" for x in r),
+             sum(x[0] == "success" for x in r), eff))
+PY
 }
 
 # keys KIND: per key over the runs of KIND, the key verdicts, the effect

@@ -23,7 +23,7 @@
 #                                    the cached 32-object rate 5 to 9 %
 #                                    slower (bench/verdict_quality.sh
 #                                    prints it per run), the uncached one
-#                                    and testpmd io within 2.5 %
+#                                    within 2.5 %, testpmd io within 3.5 %
 #                          slowring  much more work in the ring driver's
 #                                    multi-producer enqueue and multi-
 #                                    consumer dequeue: the pool without
