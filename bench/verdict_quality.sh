@@ -7,12 +7,15 @@
 # DPDK runner, release build mode only, at the profile's repetitions:
 #   comment    PG_BENCH_VERDICT_RUNS (default 20) series whose patch
 #              changes no code (A/A: base and patched measure the same
-#              code); goal: no fail, at most one warning;
-#   slowdown5  as many whose patch makes the cached mempool path about 5 %
-#              slower (calibrated by bench/noise_pairs.sh; nothing else
-#              moves): an effect at the threshold's size, so how often it
-#              is found says what the host resolves, next to each key's
-#              minimum detectable effect;
+#              code); goal: no fail (issue 16), and a warning only
+#              where it says what the host could not resolve;
+#   slowdown5  as many whose patch makes the cached mempool path 5 to 9 %
+#              slower on this VM while quiet (nothing else moves; each
+#              run prints what it measured, bench/noise_pairs.sh
+#              calibrates it): an effect at the threshold's size, so how
+#              often it is found says what the host resolves, next to
+#              each key's minimum detectable effect; goal: at least 19 of
+#              20 found in the runs whose MDE is under the threshold;
 #   slowdown   PG_BENCH_VERDICT_SLOWDOWN_RUNS (default a quarter of the
 #              runs, at least 1) whose patch adds work to every mempool
 #              get and put (cached path about 30 % slower): goal: all
@@ -177,7 +180,7 @@ for kind in comment slowdown5 slowdown; do
 done
 count() { grep -c "^$1 " "$TMP/$2.txt"; }
 ran() { case " $kinds " in *" $1 "*) return 0 ;; esac; return 1; }
-ran comment && echo "bench verdict_aa: threshold_pct=$threshold runs=$runs success=$(count success comment) warning=$(count warning comment) fail=$(count fail comment) (goal: fail 0, warning <= 1)"
+ran comment && echo "bench verdict_aa: threshold_pct=$threshold runs=$runs success=$(count success comment) warning=$(count warning comment) fail=$(count fail comment) (goal: fail 0; each warning names what the host could not resolve)"
 ran slowdown5 && echo "bench verdict_detect5: threshold_pct=$threshold runs=$runs regression_found=$(count fail slowdown5) warning=$(count warning slowdown5) success=$(count success slowdown5) (a ~5 % slowdown of the cached path: at the threshold, see each key's mde)"
 ran slowdown && echo "bench verdict_detect: threshold_pct=$threshold runs=$big regression_found=$(count fail slowdown) warning=$(count warning slowdown) success=$(count success slowdown) (goal: all)"
 for kind in comment slowdown5 slowdown; do
