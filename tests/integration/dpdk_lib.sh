@@ -101,11 +101,11 @@ PY
 		# path without cache.  Calibrated on this VM while quiet, where
 		# the MDE is small enough for the 5 % goal to be tested at all.
 		# A few cycles cost what else stalls the path lets them: the
-		# spin on every put measured 5 to 9 % while the VM was busy and
-		# 16 to 17 % while it was quiet, one step on every put 12 and
-		# 13 % (2 runs), the two steps on one put in 3 or 5 (behind a
-		# counter: a branch the predictor misses) 11 to 14 %, a volatile
-		# counter of the puts alone nothing.
+		# spin on every put measured 5 to 9 % (batch medians) while the
+		# VM was busy and 16 to 17 % while it was quiet, one step on
+		# every put 12 and 13 % (2 runs), the two steps on one put in 3
+		# or 5 (behind a counter: a branch the predictor misses) 11 to
+		# 14 %, a volatile counter of the puts alone nothing.
 		f=lib/mempool/rte_mempool.h
 		python3 - "$TMP/author/$f" <<'PY' || fail "slowdown5 patch"
 import sys
