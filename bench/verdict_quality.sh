@@ -108,13 +108,11 @@ import statistics, sys
 kind, t, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 groups = {"under": [], "over": [], "unknown": []}
 for line in open(path):
-    f = line.split()
-    if len(f) == 3:
-        groups["under" if float(f[2]) < t else "over"].append((f[0], float(f[1])))
-    elif len(f) == 2:
-        groups["unknown"].append((f[0], float(f[1])))
-    elif f:
-        groups["unknown"].append((f[0], None))
+    # "STATE EFFECT MDE", single spaces, EFFECT or MDE empty when absent
+    state, eff, mde = (line.rstrip("\n").split(" ") + ["", ""])[:3]
+    if state:
+        g = "unknown" if not mde else "under" if float(mde) < t else "over"
+        groups[g].append((state, float(eff) if eff else None))
 for g in ("under", "over", "unknown"):
     r = groups[g]
     e = sorted(x[1] for x in r if x[1] is not None)
